@@ -1,0 +1,557 @@
+//! Building a [`Graph`] from an edge buffer, as named steps (GAPBS
+//! `builder.h` style): degrees → prefix sum → scatter → sort/dedup per
+//! vertex → optional relabel → transpose (CSC) → chunk table.
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use crate::adjacency::Adjacency;
+use crate::chunks::chunk_table;
+use crate::graph::{Graph, GraphMeta, VertexOrder};
+use crate::ids::IdMap;
+use crate::order::compute_order;
+use crate::section::Section;
+use crate::types::{EdgeIdx, VertexId, Weight, MAX_VERTICES};
+use crate::{GraphError, Result};
+
+/// What to do with self-loops `(v, v)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopPolicy {
+    /// Store them.
+    #[default]
+    Keep,
+    /// Leave them out.
+    Drop,
+}
+
+/// What to do with several edges between the same ordered pair `(u, v)`
+/// (for undirected graphs: the same unordered pair).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DuplicatePolicy {
+    /// Store every copy (a multigraph).
+    #[default]
+    Keep,
+    /// Store one copy; for weighted graphs the smallest weight is kept.
+    Drop,
+    /// Store one copy with the smallest weight (same as `Drop`).
+    Min,
+    /// Store one copy whose weight is the sum of the copies' weights.
+    Sum,
+}
+
+impl std::str::FromStr for LoopPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "keep" => Ok(LoopPolicy::Keep),
+            "drop" => Ok(LoopPolicy::Drop),
+            _ => Err(format!("unknown self-loop policy '{s}' (expected keep or drop)")),
+        }
+    }
+}
+
+impl std::str::FromStr for DuplicatePolicy {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "keep" => Ok(DuplicatePolicy::Keep),
+            "drop" => Ok(DuplicatePolicy::Drop),
+            "min" => Ok(DuplicatePolicy::Min),
+            "sum" => Ok(DuplicatePolicy::Sum),
+            _ => Err(format!(
+                "unknown duplicate policy '{s}' (expected keep, drop, min or sum)"
+            )),
+        }
+    }
+}
+
+/// How to build a graph.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// Directed graph (CSR + CSC) or undirected (one symmetric CSR).
+    pub directed: bool,
+    /// Self-loop policy.
+    pub self_loops: LoopPolicy,
+    /// Duplicate-edge policy.
+    pub duplicates: DuplicatePolicy,
+    /// Vertex order to apply.
+    pub order: VertexOrder,
+}
+
+impl BuildOptions {
+    /// Directed, keep everything, natural order.
+    pub fn directed() -> Self {
+        BuildOptions {
+            directed: true,
+            ..Default::default()
+        }
+    }
+    /// Undirected, keep everything, natural order.
+    pub fn undirected() -> Self {
+        BuildOptions::default()
+    }
+}
+
+/// Edges in internal ids (`src[i] → dst[i]`, optional `weights[i]`), as
+/// produced by the importers and generators.
+#[derive(Clone, Debug, Default)]
+pub struct EdgeBuffer {
+    pub src: Vec<VertexId>,
+    pub dst: Vec<VertexId>,
+    pub weights: Option<Vec<Weight>>,
+}
+
+impl EdgeBuffer {
+    /// An unweighted buffer from pairs.
+    pub fn from_pairs(pairs: &[(VertexId, VertexId)]) -> Self {
+        EdgeBuffer {
+            src: pairs.iter().map(|p| p.0).collect(),
+            dst: pairs.iter().map(|p| p.1).collect(),
+            weights: None,
+        }
+    }
+    /// A weighted buffer from triples.
+    pub fn from_triples(t: &[(VertexId, VertexId, Weight)]) -> Self {
+        EdgeBuffer {
+            src: t.iter().map(|p| p.0).collect(),
+            dst: t.iter().map(|p| p.1).collect(),
+            weights: Some(t.iter().map(|p| p.2).collect()),
+        }
+    }
+    /// Number of edges.
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+    /// Whether there are no edges.
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+}
+
+impl Graph {
+    /// Builds a graph on vertices `0..n` (external id = internal id) from
+    /// `(src, dst)` pairs. Convenient for tests and small programs.
+    ///
+    /// ```
+    /// use plexus_graph::{Graph, BuildOptions};
+    /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 0)], &BuildOptions::directed()).unwrap();
+    /// assert_eq!(g.num_vertices(), 4);
+    /// assert_eq!(g.num_arcs(), 3);
+    /// assert_eq!(g.in_neighbors(0), &[2]);
+    /// ```
+    pub fn from_edges(n: usize, pairs: &[(VertexId, VertexId)], opts: &BuildOptions) -> Result<Graph> {
+        build(n, EdgeBuffer::from_pairs(pairs), IdMap::Identity { n }, opts)
+    }
+
+    /// Like [`Graph::from_edges`] with a weight per edge.
+    pub fn from_weighted_edges(
+        n: usize,
+        triples: &[(VertexId, VertexId, Weight)],
+        opts: &BuildOptions,
+    ) -> Result<Graph> {
+        build(n, EdgeBuffer::from_triples(triples), IdMap::Identity { n }, opts)
+    }
+}
+
+/// Builds a graph on `n` vertices from `edges` (internal ids, every id `< n`)
+/// with external ids `ids`.
+pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Result<Graph> {
+    if n as u64 >= MAX_VERTICES {
+        return Err(GraphError::TooManyVertices {
+            count: n as u64,
+            limit: MAX_VERTICES - 1,
+        });
+    }
+    if ids.len() != n {
+        return Err(GraphError::InvalidArgument(format!(
+            "id map has {} entries for {n} vertices",
+            ids.len()
+        )));
+    }
+    if let Some(bad) = edges.src.par_iter().chain(edges.dst.par_iter()).find_any(|&&v| v as usize >= n) {
+        return Err(GraphError::InvalidArgument(format!(
+            "edge endpoint {bad} is not below the vertex count {n}"
+        )));
+    }
+    let weighted = edges.weights.is_some();
+    let drop_loops = opts.self_loops == LoopPolicy::Drop;
+    let EdgeBuffer { src, dst, weights } = edges;
+    let m = src.len();
+    let symmetric = !opts.directed;
+
+    // Steps 1–3: degrees, prefix sum, scatter (both directions for undirected).
+    let mut out = scatter(n, weighted, || {
+        let (src, dst, weights) = (&src, &dst, &weights);
+        (0..m).into_par_iter().flat_map_iter(move |i| {
+            let (u, v) = (src[i], dst[i]);
+            let w = weights.as_ref().map_or(0.0, |w| w[i]);
+            let keep = !(drop_loops && u == v);
+            let fwd = keep.then_some((u, v, w));
+            let back = (keep && symmetric && u != v).then_some((v, u, w));
+            fwd.into_iter().chain(back)
+        })
+    });
+    drop((src, dst, weights));
+    // Step 4: sort each list, apply the duplicate policy.
+    sort_lists(&mut out);
+    if opts.duplicates != DuplicatePolicy::Keep {
+        out = dedup_lists(out, opts.duplicates);
+    }
+    let mut out = into_adjacency(out);
+
+    // Step 5: vertex order.
+    let (ids, old_of_new) = if opts.order != VertexOrder::None && n > 0 {
+        let old_of_new = compute_order(&out, opts.order, opts.directed);
+        let mut new_of_old = vec![0 as VertexId; n];
+        for (new, &old) in old_of_new.iter().enumerate() {
+            new_of_old[old as usize] = new as VertexId;
+        }
+        out = relabel(&out, &old_of_new, &new_of_old);
+        (ids.permuted(&old_of_new), Some(Section::owned(old_of_new)))
+    } else {
+        (ids, None)
+    };
+
+    // Step 6: in-edges.
+    let inc = opts.directed.then(|| transpose(&out));
+    Ok(assemble(out, inc, ids, old_of_new, opts.directed, opts.order))
+}
+
+/// Computes the derived facts (self-loops, integrality, chunks) and returns
+/// the graph. Shared by the builder and the store's reader for owned data.
+pub(crate) fn assemble(
+    out: Adjacency,
+    inc: Option<Adjacency>,
+    ids: IdMap,
+    old_of_new: Option<Section<VertexId>>,
+    directed: bool,
+    order: VertexOrder,
+) -> Graph {
+    let n = out.num_vertices();
+    let self_loops: u64 = (0..n as VertexId)
+        .into_par_iter()
+        .map(|v| {
+            let nb = out.neighbors(v);
+            let first = nb.partition_point(|&x| x < v);
+            nb[first..].iter().take_while(|&&x| x == v).count() as u64
+        })
+        .sum();
+    let weighted = out.weights.is_some();
+    let integral_weights =
+        weighted && out.weight_array().unwrap_or(&[]).par_iter().all(|w| w.fract() == 0.0);
+    let chunks = Section::owned(chunk_table(&out, inc.as_ref()));
+    Graph {
+        meta: GraphMeta {
+            directed,
+            weighted,
+            integral_weights,
+            order,
+            self_loops,
+        },
+        out,
+        inc,
+        ids,
+        old_of_new,
+        chunks,
+    }
+}
+
+/// Adjacency under construction (owned vectors).
+struct Lists {
+    offsets: Vec<EdgeIdx>,
+    nbrs: Vec<VertexId>,
+    weights: Option<Vec<Weight>>,
+}
+
+fn into_adjacency(l: Lists) -> Adjacency {
+    Adjacency {
+        offsets: Section::owned(l.offsets),
+        neighbors: Section::owned(l.nbrs),
+        weights: l.weights.map(Section::owned),
+    }
+}
+
+/// A slice that several threads write at distinct indices.
+struct DisjointWriter<T> {
+    ptr: *mut T,
+    len: usize,
+}
+// SAFETY: `DisjointWriter` only hands out writes to distinct indices (callers
+// reserve each index with an atomic `fetch_add`), so sharing it across
+// threads cannot create two live writes to one element.
+unsafe impl<T: Send> Sync for DisjointWriter<T> {}
+
+impl<T> DisjointWriter<T> {
+    fn new(v: &mut [T]) -> Self {
+        DisjointWriter {
+            ptr: v.as_mut_ptr(),
+            len: v.len(),
+        }
+    }
+    /// Writes `val` at `i`. Each `i` must be written by at most one thread.
+    #[inline(always)]
+    fn write(&self, i: usize, val: T) {
+        assert!(i < self.len, "scatter index out of bounds");
+        // SAFETY: `i < len` is checked above, the buffer outlives `self`
+        // (borrowed for the scatter's duration), and the caller reserved `i`
+        // with a unique `fetch_add` so no other thread touches element `i`.
+        unsafe { self.ptr.add(i).write(val) }
+    }
+}
+
+/// Steps 1–3 of the build: count degrees, prefix-sum them into offsets and
+/// scatter the edges produced by `edges()` (called twice) into place.
+/// Lists come out unsorted.
+fn scatter<F, I>(n: usize, weighted: bool, edges: F) -> Lists
+where
+    F: Fn() -> I,
+    I: ParallelIterator<Item = (VertexId, VertexId, Weight)>,
+{
+    let degree: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    edges().for_each(|(u, _, _)| {
+        degree[u as usize].fetch_add(1, Ordering::Relaxed);
+    });
+    let mut offsets = Vec::with_capacity(n + 1);
+    let mut total = 0u64;
+    offsets.push(0);
+    for d in &degree {
+        total += d.load(Ordering::Relaxed);
+        offsets.push(total);
+    }
+    // Reuse the degree counters as write cursors.
+    degree
+        .par_iter()
+        .zip(offsets.par_iter())
+        .for_each(|(c, &o)| c.store(o, Ordering::Relaxed));
+    let mut nbrs = vec![0 as VertexId; total as usize];
+    let mut weights = weighted.then(|| vec![0.0 as Weight; total as usize]);
+    {
+        let nw = DisjointWriter::new(&mut nbrs);
+        let ww = weights.as_mut().map(|w| DisjointWriter::new(w));
+        edges().for_each(|(u, v, w)| {
+            let slot = degree[u as usize].fetch_add(1, Ordering::Relaxed) as usize;
+            nw.write(slot, v);
+            if let Some(ww) = &ww {
+                ww.write(slot, w);
+            }
+        });
+    }
+    Lists {
+        offsets,
+        nbrs,
+        weights,
+    }
+}
+
+/// Vertex-range blocks of roughly equal edge counts, for parallel per-vertex
+/// work on disjoint slices.
+fn blocks(offsets: &[EdgeIdx]) -> Vec<usize> {
+    let n = offsets.len() - 1;
+    let m = offsets[n];
+    let target = (m / (rayon::current_num_threads() as u64 * 64)).max(4096);
+    let mut b = vec![0usize];
+    let mut last = 0u64;
+    for v in 0..n {
+        if offsets[v] - last >= target || (v - b[b.len() - 1]) >= 65536 {
+            b.push(v);
+            last = offsets[v];
+        }
+    }
+    if n > 0 {
+        b.push(n);
+    }
+    b.dedup();
+    b
+}
+
+/// Splits `data` (indexed by edge) at the block boundaries.
+fn split_by_blocks<'a, T>(mut data: &'a mut [T], offsets: &[EdgeIdx], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut parts = Vec::with_capacity(bounds.len());
+    for w in bounds.windows(2) {
+        let len = (offsets[w[1]] - offsets[w[0]]) as usize;
+        let (head, tail) = data.split_at_mut(len);
+        parts.push(head);
+        data = tail;
+    }
+    parts
+}
+
+fn sort_lists(l: &mut Lists) {
+    let bounds = blocks(&l.offsets);
+    let offsets = &l.offsets;
+    let nparts = split_by_blocks(&mut l.nbrs, offsets, &bounds);
+    match &mut l.weights {
+        None => nparts.into_par_iter().enumerate().for_each(|(b, part)| {
+            let base = offsets[bounds[b]];
+            for v in bounds[b]..bounds[b + 1] {
+                let r = (offsets[v] - base) as usize..(offsets[v + 1] - base) as usize;
+                part[r].sort_unstable();
+            }
+        }),
+        Some(w) => {
+            let wparts = split_by_blocks(w, offsets, &bounds);
+            nparts
+                .into_par_iter()
+                .zip(wparts)
+                .enumerate()
+                .for_each(|(b, (np, wp))| {
+                    let base = offsets[bounds[b]];
+                    let mut tmp: Vec<(VertexId, Weight)> = Vec::new();
+                    for v in bounds[b]..bounds[b + 1] {
+                        let r = (offsets[v] - base) as usize..(offsets[v + 1] - base) as usize;
+                        tmp.clear();
+                        tmp.extend(np[r.clone()].iter().copied().zip(wp[r.clone()].iter().copied()));
+                        tmp.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+                        for (k, (t, x)) in tmp.iter().enumerate() {
+                            np[r.start + k] = *t;
+                            wp[r.start + k] = *x;
+                        }
+                    }
+                });
+        }
+    }
+}
+
+/// Removes repeated neighbours from sorted lists by `policy`.
+fn dedup_lists(l: Lists, policy: DuplicatePolicy) -> Lists {
+    let n = l.offsets.len() - 1;
+    let mut offsets = Vec::with_capacity(n + 1);
+    let mut nbrs = Vec::with_capacity(l.nbrs.len());
+    let mut weights = l.weights.as_ref().map(|w| Vec::with_capacity(w.len()));
+    offsets.push(0);
+    for v in 0..n {
+        let r = l.offsets[v] as usize..l.offsets[v + 1] as usize;
+        for i in r.clone() {
+            let t = l.nbrs[i];
+            let repeat = i > r.start && l.nbrs[i - 1] == t;
+            if let (Some(ow), Some(iw)) = (weights.as_mut(), l.weights.as_ref()) {
+                if repeat {
+                    if policy == DuplicatePolicy::Sum {
+                        if let Some(last) = ow.last_mut() {
+                            *last += iw[i];
+                        }
+                    }
+                    continue;
+                }
+                ow.push(iw[i]);
+            } else if repeat {
+                continue;
+            }
+            nbrs.push(t);
+        }
+        offsets.push(nbrs.len() as u64);
+    }
+    Lists {
+        offsets,
+        nbrs,
+        weights,
+    }
+}
+
+/// The in-edge adjacency (CSC) of `out`, lists sorted.
+pub(crate) fn transpose(out: &Adjacency) -> Adjacency {
+    let n = out.num_vertices();
+    let w = out.weight_array();
+    let mut l = scatter(n, w.is_some(), || {
+        (0..n as VertexId).into_par_iter().flat_map_iter(move |u| {
+            let r = out.range(u);
+            r.map(move |i| (out.neighbors[i], u, w.map_or(0.0, |w| w[i])))
+        })
+    });
+    sort_lists(&mut l);
+    into_adjacency(l)
+}
+
+/// Renames every vertex `old` to `new_of_old[old]`; lists sorted again.
+fn relabel(a: &Adjacency, old_of_new: &[VertexId], new_of_old: &[VertexId]) -> Adjacency {
+    let n = a.num_vertices();
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0u64);
+    let mut total = 0;
+    for &old in old_of_new {
+        total += a.degree(old) as u64;
+        offsets.push(total);
+    }
+    let mut l = Lists {
+        nbrs: vec![0; total as usize],
+        weights: a.weights.as_ref().map(|_| vec![0.0; total as usize]),
+        offsets,
+    };
+    let bounds = blocks(&l.offsets);
+    {
+        let offsets = &l.offsets;
+        let nparts = split_by_blocks(&mut l.nbrs, offsets, &bounds);
+        let mut wparts: Vec<Option<&mut [Weight]>> = match &mut l.weights {
+            Some(w) => split_by_blocks(w, offsets, &bounds).into_iter().map(Some).collect(),
+            None => (0..nparts.len()).map(|_| None).collect(),
+        };
+        nparts
+            .into_par_iter()
+            .zip(wparts.par_iter_mut())
+            .enumerate()
+            .for_each(|(b, (np, wp))| {
+                let base = offsets[bounds[b]];
+                for new in bounds[b]..bounds[b + 1] {
+                    let old = old_of_new[new];
+                    let s = (offsets[new] - base) as usize;
+                    for (k, &t) in a.neighbors(old).iter().enumerate() {
+                        np[s + k] = new_of_old[t as usize];
+                    }
+                    if let (Some(wp), Some(ws)) = (wp.as_mut(), a.weights(old)) {
+                        wp[s..s + ws.len()].copy_from_slice(ws);
+                    }
+                }
+            });
+    }
+    sort_lists(&mut l);
+    into_adjacency(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undirected_build_stores_both_arcs_and_loops_once() {
+        let g = Graph::from_edges(3, &[(0, 1), (1, 1), (2, 1)], &BuildOptions::undirected()).unwrap();
+        assert_eq!(g.out_neighbors(1), &[0, 1, 2]);
+        assert_eq!(g.num_arcs(), 5);
+        assert_eq!(g.num_edges(), 3);
+        assert_eq!(g.meta().self_loops, 1);
+    }
+
+    #[test]
+    fn duplicate_policies_combine_weights() {
+        let t = [(0, 1, 3.0), (0, 1, 2.0), (0, 1, 5.0), (1, 0, 1.0)];
+        let mut o = BuildOptions::directed();
+        o.duplicates = DuplicatePolicy::Keep;
+        let g = Graph::from_weighted_edges(2, &t, &o).unwrap();
+        assert_eq!(g.out_weights(0).unwrap(), &[2.0, 3.0, 5.0]);
+        o.duplicates = DuplicatePolicy::Min;
+        let g = Graph::from_weighted_edges(2, &t, &o).unwrap();
+        assert_eq!(g.out_weights(0).unwrap(), &[2.0]);
+        o.duplicates = DuplicatePolicy::Sum;
+        let g = Graph::from_weighted_edges(2, &t, &o).unwrap();
+        assert_eq!(g.out_weights(0).unwrap(), &[10.0]);
+        assert_eq!(g.in_weights(0).unwrap(), &[1.0]);
+    }
+
+    #[test]
+    fn scatter_writes_every_slot_once_under_parallel_load() {
+        // Exercises the DisjointWriter unsafe block with many threads writing.
+        let n = 1000u32;
+        let pairs: Vec<(u32, u32)> = (0..200_000u32).map(|i| (i % n, (i * 7919) % n)).collect();
+        let g = Graph::from_edges(n as usize, &pairs, &BuildOptions::directed()).unwrap();
+        let mut want = pairs.clone();
+        want.sort_unstable();
+        let got: Vec<(u32, u32)> = g.arcs().map(|(u, v, _)| (u, v)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn out_of_range_endpoint_is_an_error() {
+        assert!(Graph::from_edges(2, &[(0, 5)], &BuildOptions::directed()).is_err());
+    }
+}

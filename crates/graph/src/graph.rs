@@ -1,0 +1,179 @@
+//! [`Graph`]: the read-only topology every executor reads.
+use serde::{Deserialize, Serialize};
+
+use crate::adjacency::Adjacency;
+use crate::chunks::Chunk;
+use crate::ids::IdMap;
+use crate::section::Section;
+use crate::types::{VertexId, Weight};
+
+/// A locality-improving vertex order applied at import.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VertexOrder {
+    /// Ids in ascending external-id order (or first-seen order for generated graphs).
+    #[default]
+    None,
+    /// Descending total degree, ties by the natural order.
+    Degree,
+    /// Reverse Cuthill–McKee on the undirected view.
+    Rcm,
+}
+
+impl std::str::FromStr for VertexOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(VertexOrder::None),
+            "degree" => Ok(VertexOrder::Degree),
+            "rcm" => Ok(VertexOrder::Rcm),
+            _ => Err(format!("unknown order '{s}' (expected none, degree or rcm)")),
+        }
+    }
+}
+
+impl std::fmt::Display for VertexOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            VertexOrder::None => "none",
+            VertexOrder::Degree => "degree",
+            VertexOrder::Rcm => "rcm",
+        })
+    }
+}
+
+/// Facts about a graph that are not arrays.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphMeta {
+    /// Whether edges are directed. An undirected graph stores each edge
+    /// `{u, v}` (u ≠ v) as two arcs and a self-loop as one arc.
+    pub directed: bool,
+    /// Whether edges carry weights.
+    pub weighted: bool,
+    /// Whether every weight is an integer.
+    pub integral_weights: bool,
+    /// The vertex order applied at import.
+    pub order: VertexOrder,
+    /// Number of self-loop arcs stored.
+    pub self_loops: u64,
+}
+
+/// A graph: out-edges (CSR), in-edges (CSC; the same arrays for undirected
+/// graphs), the id map, the vertex-order permutation and the chunk table.
+///
+/// Invariants: both adjacencies have the same `n`; every neighbour is `< n`;
+/// neighbour lists are sorted; for undirected graphs `out` is symmetric;
+/// the chunk table covers `0..n`.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    pub(crate) meta: GraphMeta,
+    pub(crate) out: Adjacency,
+    pub(crate) inc: Option<Adjacency>,
+    pub(crate) ids: IdMap,
+    pub(crate) old_of_new: Option<Section<VertexId>>,
+    pub(crate) chunks: Section<Chunk>,
+}
+
+impl Graph {
+    /// Number of vertices `n`.
+    #[inline]
+    pub fn num_vertices(&self) -> usize {
+        self.out.num_vertices()
+    }
+    /// Number of stored arcs (out-edges). For an undirected graph, each edge
+    /// `{u, v}` with u ≠ v counts twice and a self-loop once.
+    #[inline]
+    pub fn num_arcs(&self) -> u64 {
+        self.out.num_edges()
+    }
+    /// Number of edges as a user counts them: arcs for a directed graph,
+    /// `{u, v}` pairs (self-loops once) for an undirected one.
+    pub fn num_edges(&self) -> u64 {
+        if self.meta.directed {
+            self.num_arcs()
+        } else {
+            (self.num_arcs() + self.meta.self_loops) / 2
+        }
+    }
+    /// Whether edges are directed.
+    #[inline]
+    pub fn is_directed(&self) -> bool {
+        self.meta.directed
+    }
+    /// Whether edges carry weights.
+    #[inline]
+    pub fn is_weighted(&self) -> bool {
+        self.meta.weighted
+    }
+    /// Non-array facts.
+    pub fn meta(&self) -> &GraphMeta {
+        &self.meta
+    }
+    /// Out-edges (CSR).
+    #[inline]
+    pub fn out(&self) -> &Adjacency {
+        &self.out
+    }
+    /// In-edges (CSC). For undirected graphs this is [`Graph::out`].
+    #[inline]
+    pub fn inc(&self) -> &Adjacency {
+        self.inc.as_ref().unwrap_or(&self.out)
+    }
+    /// Out-neighbours of `v`, sorted.
+    #[inline]
+    pub fn out_neighbors(&self, v: VertexId) -> &[VertexId] {
+        self.out.neighbors(v)
+    }
+    /// In-neighbours of `v`, sorted.
+    #[inline]
+    pub fn in_neighbors(&self, v: VertexId) -> &[VertexId] {
+        self.inc().neighbors(v)
+    }
+    /// Weights of `v`'s out-edges.
+    #[inline]
+    pub fn out_weights(&self, v: VertexId) -> Option<&[Weight]> {
+        self.out.weights(v)
+    }
+    /// Weights of `v`'s in-edges.
+    #[inline]
+    pub fn in_weights(&self, v: VertexId) -> Option<&[Weight]> {
+        self.inc().weights(v)
+    }
+    /// Out-degree of `v`.
+    #[inline]
+    pub fn out_degree(&self, v: VertexId) -> usize {
+        self.out.degree(v)
+    }
+    /// In-degree of `v`.
+    #[inline]
+    pub fn in_degree(&self, v: VertexId) -> usize {
+        self.inc().degree(v)
+    }
+    /// The external-id map.
+    pub fn ids(&self) -> &IdMap {
+        &self.ids
+    }
+    /// For a reordered graph, `old_of_new()[v]` is the position `v` had in
+    /// the natural order (ascending external id).
+    pub fn old_of_new(&self) -> Option<&[VertexId]> {
+        self.old_of_new.as_deref()
+    }
+    /// The chunk table (see [`crate::chunks`]).
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+    /// Bytes of topology held (CSR, CSC, weights), without ids.
+    pub fn topology_bytes(&self) -> u64 {
+        self.out.size_bytes() + self.inc.as_ref().map_or(0, |a| a.size_bytes())
+    }
+    /// Iterates every stored arc `(src, dst, weight)` in CSR order.
+    pub fn arcs(&self) -> impl Iterator<Item = (VertexId, VertexId, Option<Weight>)> + '_ {
+        (0..self.num_vertices() as VertexId).flat_map(move |u| {
+            let ws = self.out_weights(u);
+            self.out_neighbors(u)
+                .iter()
+                .enumerate()
+                .map(move |(i, &v)| (u, v, ws.map(|w| w[i])))
+        })
+    }
+}
