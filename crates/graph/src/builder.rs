@@ -209,7 +209,10 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
             new_of_old[old as usize] = new as VertexId;
         }
         out = relabel(&out, &old_of_new, &new_of_old);
-        (ids.permuted(&old_of_new), Some(Section::owned(old_of_new)))
+        (
+            ids.permuted(&old_of_new),
+            Some((Section::owned(old_of_new), Section::owned(new_of_old))),
+        )
     } else {
         (ids, None)
     };
@@ -225,7 +228,7 @@ pub(crate) fn assemble(
     out: Adjacency,
     inc: Option<Adjacency>,
     ids: IdMap,
-    old_of_new: Option<Section<VertexId>>,
+    perm: Option<(Section<VertexId>, Section<VertexId>)>,
     directed: bool,
     order: VertexOrder,
 ) -> Graph {
@@ -253,7 +256,8 @@ pub(crate) fn assemble(
         out,
         inc,
         ids,
-        old_of_new,
+        old_of_new: perm.as_ref().map(|p| p.0.clone()),
+        new_of_old: perm.map(|p| p.1),
         chunks,
     }
 }
@@ -553,5 +557,13 @@ mod tests {
     #[test]
     fn out_of_range_endpoint_is_an_error() {
         assert!(Graph::from_edges(2, &[(0, 5)], &BuildOptions::directed()).is_err());
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests_support {
+    /// Runs `f` on a pool of `n` threads.
+    pub fn with_threads<R: Send>(n: usize, f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(f)
     }
 }

@@ -71,6 +71,7 @@ pub struct Graph {
     pub(crate) inc: Option<Adjacency>,
     pub(crate) ids: IdMap,
     pub(crate) old_of_new: Option<Section<VertexId>>,
+    pub(crate) new_of_old: Option<Section<VertexId>>,
     pub(crate) chunks: Section<Chunk>,
 }
 
@@ -157,6 +158,18 @@ impl Graph {
     /// the natural order (ascending external id).
     pub fn old_of_new(&self) -> Option<&[VertexId]> {
         self.old_of_new.as_deref()
+    }
+    /// The vertex's rank in the natural order (ascending external id): the
+    /// identity unless the graph was reordered at import.
+    #[inline]
+    pub fn natural_id(&self, v: VertexId) -> VertexId {
+        self.old_of_new.as_ref().map_or(v, |p| p[v as usize])
+    }
+    /// The internal id of the vertex whose natural id is `r` (inverse of
+    /// [`Graph::natural_id`]).
+    #[inline]
+    pub fn from_natural(&self, r: VertexId) -> VertexId {
+        self.new_of_old.as_ref().map_or(r, |p| p[r as usize])
     }
     /// The chunk table (see [`crate::chunks`]).
     pub fn chunks(&self) -> &[Chunk] {

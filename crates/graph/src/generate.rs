@@ -1,0 +1,224 @@
+//! Graph generators, deterministic by seed and parallel: Kronecker / R-MAT
+//! (Graph500 parameters A=0.57, B=0.19, C=0.19, as in the GAP benchmark
+//! suite), uniform random (Erdős–Rényi G(n, m) style, GAPBS `-u`) and 2-D grids.
+//!
+//! GAP conventions: `kron` and `uniform` are undirected with `n = 2^scale`
+//! and `edge_factor · n` generated edges, vertex ids randomly permuted;
+//! `rmat` is the same recursive process kept directed. Generated graphs drop
+//! self-loops and duplicate edges (as GAPBS's builder does) unless told otherwise.
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+
+use crate::builder::{BuildOptions, DuplicatePolicy, EdgeBuffer, LoopPolicy};
+use crate::graph::VertexOrder;
+use crate::ids::IdMap;
+use crate::types::{VertexId, MAX_VERTICES};
+use crate::{build, Graph, GraphError, Result};
+
+/// Graph500 / GAPBS R-MAT probabilities.
+pub const DEFAULT_A: f64 = 0.57;
+pub const DEFAULT_B: f64 = 0.19;
+pub const DEFAULT_C: f64 = 0.19;
+/// Edges generated per RNG stream (each block has its own seeded stream, so
+/// results do not depend on the thread count).
+const BLOCK: u64 = 1 << 16;
+
+/// Which generator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Generator {
+    /// Kronecker (undirected R-MAT).
+    Kron,
+    /// R-MAT, directed.
+    Rmat,
+    /// Uniform random endpoints, undirected.
+    Uniform,
+    /// `width × height` grid, 4-neighbour, undirected.
+    Grid2d { width: u64, height: u64 },
+}
+
+/// Generator parameters.
+#[derive(Clone, Debug)]
+pub struct GenOptions {
+    /// `n = 2^scale` (ignored by grids).
+    pub scale: u32,
+    /// Edges generated per vertex.
+    pub edge_factor: u64,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// R-MAT probabilities (D = 1 − A − B − C).
+    pub a: f64,
+    pub b: f64,
+    pub c: f64,
+    /// Uniform integer weights in `1..=max_weight` when set (GAPBS uses 255).
+    pub max_weight: Option<u32>,
+    /// Permute vertex ids (GAP convention for kron/uniform/rmat).
+    pub permute: bool,
+    /// Keep self-loops and duplicate edges instead of dropping them.
+    pub keep_multi: bool,
+    /// Vertex order to apply after generation.
+    pub order: VertexOrder,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        GenOptions {
+            scale: 10,
+            edge_factor: 16,
+            seed: 27491095,
+            a: DEFAULT_A,
+            b: DEFAULT_B,
+            c: DEFAULT_C,
+            max_weight: None,
+            permute: true,
+            keep_multi: false,
+            order: VertexOrder::None,
+        }
+    }
+}
+
+fn rng_for(seed: u64, stream: u64) -> Xoshiro256PlusPlus {
+    // SplitMix-style mixing so adjacent streams are unrelated.
+    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31))
+}
+
+/// Generates the edges only (internal ids, before symmetrisation): the
+/// number of vertices, the edge buffer and whether the graph is directed.
+pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuffer, bool)> {
+    if let Generator::Grid2d { width, height } = kind {
+        let n = width.checked_mul(height).filter(|&n| n < MAX_VERTICES && n > 0).ok_or_else(|| {
+            GraphError::InvalidArgument(format!("a {width}×{height} grid needs 1 to {} vertices", MAX_VERTICES - 1))
+        })?;
+        let mut src = Vec::new();
+        let mut dst = Vec::new();
+        for y in 0..height {
+            for x in 0..width {
+                let v = (y * width + x) as VertexId;
+                if x + 1 < width {
+                    src.push(v);
+                    dst.push(v + 1);
+                }
+                if y + 1 < height {
+                    src.push(v);
+                    dst.push(v + width as VertexId);
+                }
+            }
+        }
+        let weights = o.max_weight.map(|mw| {
+            (0..src.len() as u64)
+                .into_par_iter()
+                .map(|i| rng_for(o.seed ^ 0x5757, i / BLOCK).gen_range(1..=mw.max(1)) as f64)
+                .collect()
+        });
+        return Ok((n as usize, EdgeBuffer { src, dst, weights }, false));
+    }
+    if o.scale == 0 || o.scale >= 32 {
+        return Err(GraphError::InvalidArgument(format!("scale {} is out of range (1..=31 for 32-bit ids)", o.scale)));
+    }
+    if !(o.a >= 0.0 && o.b >= 0.0 && o.c >= 0.0 && o.a + o.b + o.c <= 1.0) {
+        return Err(GraphError::InvalidArgument("R-MAT probabilities must be >= 0 with a + b + c <= 1".into()));
+    }
+    if o.edge_factor == 0 {
+        return Err(GraphError::InvalidArgument("edge factor must be at least 1".into()));
+    }
+    let n = 1u64 << o.scale;
+    let m = n * o.edge_factor;
+    let blocks = m.div_ceil(BLOCK);
+    let (ab, abc) = (o.a + o.b, o.a + o.b + o.c);
+    let scale = o.scale;
+    let pairs: Vec<(VertexId, VertexId)> = (0..blocks)
+        .into_par_iter()
+        .flat_map_iter(|blk| {
+            let mut rng = rng_for(o.seed, blk);
+            let count = BLOCK.min(m - blk * BLOCK);
+            (0..count).map(move |_| match kind {
+                Generator::Uniform => (rng.gen_range(0..n) as VertexId, rng.gen_range(0..n) as VertexId),
+                _ => {
+                    let (mut u, mut v) = (0u64, 0u64);
+                    for _ in 0..scale {
+                        let r: f64 = rng.gen();
+                        let (bu, bv) = if r < o.a {
+                            (0, 0)
+                        } else if r < ab {
+                            (0, 1)
+                        } else if r < abc {
+                            (1, 0)
+                        } else {
+                            (1, 1)
+                        };
+                        u = (u << 1) | bu;
+                        v = (v << 1) | bv;
+                    }
+                    (u as VertexId, v as VertexId)
+                }
+            })
+        })
+        .collect();
+    let perm: Option<Vec<VertexId>> = o.permute.then(|| {
+        // Fisher–Yates with a seeded stream: sequential but O(n).
+        let mut p: Vec<VertexId> = (0..n as VertexId).collect();
+        let mut rng = rng_for(o.seed ^ 0xA5A5_A5A5, u64::MAX);
+        for i in (1..p.len()).rev() {
+            let j = rng.gen_range(0..=i);
+            p.swap(i, j);
+        }
+        p
+    });
+    let (src, dst): (Vec<VertexId>, Vec<VertexId>) = match &perm {
+        Some(p) => pairs.par_iter().map(|&(u, v)| (p[u as usize], p[v as usize])).unzip(),
+        None => pairs.par_iter().copied().unzip(),
+    };
+    drop(pairs);
+    let weights = o.max_weight.map(|mw| {
+        (0..m)
+            .into_par_iter()
+            .map(|i| rng_for(o.seed ^ 0x5757, i).gen_range(1..=mw.max(1)) as f64)
+            .collect()
+    });
+    Ok((n as usize, EdgeBuffer { src, dst, weights }, kind == Generator::Rmat))
+}
+
+/// Generates a graph.
+pub fn generate(kind: Generator, o: &GenOptions) -> Result<Graph> {
+    let (n, buf, directed) = generate_edges(kind, o)?;
+    let (self_loops, duplicates) = if o.keep_multi {
+        (LoopPolicy::Keep, DuplicatePolicy::Keep)
+    } else {
+        (LoopPolicy::Drop, DuplicatePolicy::Min)
+    };
+    let bo = BuildOptions {
+        directed,
+        self_loops,
+        duplicates,
+        order: o.order,
+    };
+    build(n, buf, IdMap::Identity { n }, &bo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kron_is_deterministic_and_thread_independent() {
+        let o = GenOptions { scale: 8, edge_factor: 4, ..Default::default() };
+        let a = generate(Generator::Kron, &o).unwrap();
+        let b = crate::builder::tests_support::with_threads(1, || generate(Generator::Kron, &o).unwrap());
+        let ea: Vec<_> = a.arcs().collect();
+        let eb: Vec<_> = b.arcs().collect();
+        assert_eq!(ea, eb);
+        assert!(!a.is_directed());
+        assert_eq!(a.num_vertices(), 256);
+        assert_eq!(a.meta().self_loops, 0);
+    }
+
+    #[test]
+    fn grid_has_the_expected_edges() {
+        let g = generate(Generator::Grid2d { width: 3, height: 2 }, &GenOptions::default()).unwrap();
+        assert_eq!(g.num_vertices(), 6);
+        assert_eq!(g.num_edges(), 7);
+    }
+}

@@ -1,0 +1,364 @@
+//! Importers: edge lists (SNAP/KONECT/GAPBS `.el`/`.wel`, optionally `.gz`
+//! or `.zst`), Matrix Market coordinate files, CSV edge tables (with an
+//! optional node table) and the LDBC Graphalytics EVLP pair. All of them map
+//! external ids to dense internal ids in ascending external-id order (the
+//! "natural order") and hand an [`EdgeBuffer`] to [`crate::build`].
+pub mod csv_table;
+pub mod edgelist;
+pub mod graphalytics;
+pub mod mtx;
+pub mod text;
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::builder::{BuildOptions, DuplicatePolicy, EdgeBuffer, LoopPolicy};
+use crate::graph::{Graph, VertexOrder};
+use crate::ids::IdMap;
+use crate::types::{VertexId, Weight, MAX_VERTICES};
+use crate::{GraphError, Result};
+
+/// Reports import progress; the CLI draws a progress bar with it.
+pub trait Progress: Sync {
+    /// A new phase starts; `total_bytes` if the input size is known.
+    fn begin(&self, phase: &str, total_bytes: Option<u64>);
+    /// `bytes` more input read, `edges` more edges parsed.
+    fn advance(&self, bytes: u64, edges: u64);
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {
+    fn begin(&self, _: &str, _: Option<u64>) {}
+    fn advance(&self, _: u64, _: u64) {}
+}
+
+/// Input formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Whitespace-separated `src dst [weight]` lines.
+    EdgeList,
+    /// Matrix Market coordinate.
+    MatrixMarket,
+    /// CSV edge table with a header.
+    Csv,
+    /// LDBC Graphalytics `.v` + `.e` (or `.properties`).
+    Graphalytics,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "edgelist" | "el" | "wel" | "snap" | "konect" => Ok(Format::EdgeList),
+            "mtx" | "matrix-market" => Ok(Format::MatrixMarket),
+            "csv" => Ok(Format::Csv),
+            "graphalytics" | "evlp" => Ok(Format::Graphalytics),
+            _ => Err(format!("unknown format '{s}' (expected edgelist, mtx, csv or graphalytics)")),
+        }
+    }
+}
+
+/// Detects the format from the file name.
+pub fn detect_format(path: &Path) -> Format {
+    let name = text::base_name(path);
+    if name.ends_with(".mtx") || name.ends_with(".mm") {
+        Format::MatrixMarket
+    } else if name.ends_with(".csv") {
+        Format::Csv
+    } else if name.ends_with(".properties") || name.ends_with(".e") {
+        Format::Graphalytics
+    } else {
+        Format::EdgeList
+    }
+}
+
+/// Kind of vertex ids in a CSV table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdType {
+    /// Signed 64-bit integers.
+    #[default]
+    Int,
+    /// Arbitrary strings.
+    Str,
+}
+
+/// CSV-specific options.
+#[derive(Clone, Debug, Default)]
+pub struct CsvOptions {
+    /// Source column: a header name or a 0-based index (default: column 0).
+    pub src_col: Option<String>,
+    /// Destination column (default: column 1).
+    pub dst_col: Option<String>,
+    /// Weight column, if any (implies a weighted graph).
+    pub weight_col: Option<String>,
+    /// Optional node table adding vertices (isolated ones included).
+    pub nodes: Option<PathBuf>,
+    /// Id column of the node table (default: column 0).
+    pub node_col: Option<String>,
+    /// Field delimiter (default `,`).
+    pub delimiter: u8,
+    /// Integer or string ids.
+    pub ids: IdType,
+}
+
+/// How to import a file.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Format; detected from the name when `None`.
+    pub format: Option<Format>,
+    /// `Some(false)` stores both directions (`--undirected`); `None` takes
+    /// the format's own statement (Matrix Market `symmetric`, Graphalytics
+    /// properties) or directed.
+    pub directed: Option<bool>,
+    /// Read a weight column (edge lists: third column; `.wel` implies it).
+    pub weighted: bool,
+    /// Self-loop policy.
+    pub self_loops: LoopPolicy,
+    /// Duplicate-edge policy.
+    pub duplicates: DuplicatePolicy,
+    /// Vertex order.
+    pub order: VertexOrder,
+    /// CSV options.
+    pub csv: CsvOptions,
+}
+
+impl ImportOptions {
+    pub(crate) fn build_options(&self, directed: bool) -> BuildOptions {
+        BuildOptions {
+            directed,
+            self_loops: self.self_loops,
+            duplicates: self.duplicates,
+            order: self.order,
+        }
+    }
+}
+
+/// Imports `path` into an in-memory [`Graph`].
+pub fn import_file(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
+    if !path.exists() {
+        return Err(GraphError::io(path, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+    }
+    if path.is_dir() {
+        return Err(GraphError::bad_input(path, "is a directory, expected a file"));
+    }
+    match opts.format.unwrap_or_else(|| detect_format(path)) {
+        Format::EdgeList => edgelist::import(path, opts, progress),
+        Format::MatrixMarket => mtx::import(path, opts, progress),
+        Format::Csv => csv_table::import(path, opts, progress),
+        Format::Graphalytics => graphalytics::import(path, opts, progress).map(|(g, _)| g),
+    }
+}
+
+/// Endpoint ids of one parsed block, `src, dst` interleaved: `u32` while
+/// every id fits (the common case, half the memory), else `i64`.
+pub(crate) enum BlockIds {
+    Small(Vec<u32>),
+    Wide(Vec<i64>),
+}
+
+impl BlockIds {
+    fn len(&self) -> usize {
+        match self {
+            BlockIds::Small(v) => v.len(),
+            BlockIds::Wide(v) => v.len(),
+        }
+    }
+    pub(crate) fn push(&mut self, x: i64) {
+        match self {
+            BlockIds::Small(v) => {
+                if (0..u32::MAX as i64).contains(&x) {
+                    v.push(x as u32);
+                } else {
+                    let mut w: Vec<i64> = v.iter().map(|&a| a as i64).collect();
+                    w.push(x);
+                    *self = BlockIds::Wide(w);
+                }
+            }
+            BlockIds::Wide(v) => v.push(x),
+        }
+    }
+}
+
+/// The parsed edges of one block.
+pub(crate) struct EdgeBlock {
+    pub ids: BlockIds,
+    pub weights: Option<Vec<Weight>>,
+}
+
+impl EdgeBlock {
+    pub(crate) fn new(weighted: bool) -> Self {
+        EdgeBlock {
+            ids: BlockIds::Small(Vec::new()),
+            weights: weighted.then(Vec::new),
+        }
+    }
+    pub(crate) fn edges(&self) -> usize {
+        self.ids.len() / 2
+    }
+}
+
+/// The vertex set besides the edge endpoints.
+pub(crate) enum VertexSet {
+    /// Exactly the endpoints.
+    Endpoints,
+    /// The endpoints plus these ids.
+    Plus(Vec<i64>),
+    /// Exactly these ids; an endpoint outside them is an error (`file` named).
+    Exactly(Vec<i64>, PathBuf),
+}
+
+fn too_many(count: u64) -> GraphError {
+    GraphError::TooManyVertices {
+        count,
+        limit: MAX_VERTICES - 1,
+    }
+}
+
+/// Maps the blocks' external ids to internal ids in natural order and
+/// concatenates them into one [`EdgeBuffer`], freeing blocks as it goes.
+pub(crate) fn map_ids(blocks: Vec<EdgeBlock>, set: VertexSet, path: &Path) -> Result<(EdgeBuffer, IdMap)> {
+    let weighted = blocks.first().is_some_and(|b| b.weights.is_some());
+    let total: usize = blocks.iter().map(|b| b.edges()).sum();
+    let extra: &[i64] = match &set {
+        VertexSet::Endpoints => &[],
+        VertexSet::Plus(v) | VertexSet::Exactly(v, _) => v,
+    };
+    let all_small = blocks.iter().all(|b| matches!(b.ids, BlockIds::Small(_)))
+        && extra.iter().all(|&x| (0..u32::MAX as i64).contains(&x));
+    let max_small: u64 = if all_small {
+        let m1 = blocks
+            .par_iter()
+            .map(|b| match &b.ids {
+                BlockIds::Small(v) => v.iter().copied().max().unwrap_or(0) as u64,
+                BlockIds::Wide(_) => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        m1.max(extra.iter().copied().max().unwrap_or(0) as u64)
+    } else {
+        0
+    };
+    let dense_ok = all_small && (max_small + 1) <= ((1u64 << 26).max(4 * total as u64 + 4 * extra.len() as u64));
+
+    // A lookup from external to internal id.
+    enum Lookup {
+        Dense(Vec<u32>),
+        Sorted(Vec<i64>),
+    }
+    const ABSENT: u32 = u32::MAX;
+    let (ext, lookup): (Vec<i64>, Lookup) = if dense_ok {
+        let size = max_small as usize + 1;
+        let present: Vec<std::sync::atomic::AtomicBool> =
+            (0..size).map(|_| std::sync::atomic::AtomicBool::new(false)).collect();
+        let mark = |x: u32| present[x as usize].store(true, std::sync::atomic::Ordering::Relaxed);
+        match &set {
+            VertexSet::Exactly(..) => extra.iter().for_each(|&x| mark(x as u32)),
+            _ => {
+                extra.iter().for_each(|&x| mark(x as u32));
+                blocks.par_iter().for_each(|b| {
+                    if let BlockIds::Small(v) = &b.ids {
+                        v.iter().for_each(|&x| mark(x));
+                    }
+                });
+            }
+        }
+        let mut rank = vec![ABSENT; size];
+        let mut ext = Vec::new();
+        for (x, p) in present.iter().enumerate() {
+            if p.load(std::sync::atomic::Ordering::Relaxed) {
+                rank[x] = ext.len() as u32;
+                ext.push(x as i64);
+            }
+        }
+        (ext, Lookup::Dense(rank))
+    } else {
+        let mut ids: Vec<i64> = extra.to_vec();
+        if !matches!(set, VertexSet::Exactly(..)) {
+            for b in &blocks {
+                match &b.ids {
+                    BlockIds::Small(v) => ids.extend(v.iter().map(|&x| x as i64)),
+                    BlockIds::Wide(v) => ids.extend_from_slice(v),
+                }
+            }
+        }
+        ids.par_sort_unstable();
+        ids.dedup();
+        (ids.clone(), Lookup::Sorted(ids))
+    };
+    if ext.len() as u64 >= MAX_VERTICES {
+        return Err(too_many(ext.len() as u64));
+    }
+    let find = |x: i64| -> u32 {
+        match &lookup {
+            Lookup::Dense(r) => {
+                if x >= 0 && (x as usize) < r.len() {
+                    r[x as usize]
+                } else {
+                    ABSENT
+                }
+            }
+            Lookup::Sorted(s) => s.binary_search(&x).map_or(ABSENT, |i| i as u32),
+        }
+    };
+    let mut src: Vec<VertexId> = Vec::with_capacity(total);
+    let mut dst: Vec<VertexId> = Vec::with_capacity(total);
+    let mut weights: Option<Vec<Weight>> = weighted.then(|| Vec::with_capacity(total));
+    for b in blocks {
+        let k = b.edges();
+        let (s0, d0) = (src.len(), dst.len());
+        src.resize(s0 + k, 0);
+        dst.resize(d0 + k, 0);
+        let sd = src[s0..].par_iter_mut().zip(dst[d0..].par_iter_mut()).enumerate();
+        let missing = match &b.ids {
+            BlockIds::Small(v) => sd
+                .map(|(i, (s, d))| {
+                    *s = find(v[2 * i] as i64);
+                    *d = find(v[2 * i + 1] as i64);
+                    if *s == ABSENT {
+                        Some(v[2 * i] as i64)
+                    } else if *d == ABSENT {
+                        Some(v[2 * i + 1] as i64)
+                    } else {
+                        None
+                    }
+                })
+                .find_any(|m| m.is_some())
+                .flatten(),
+            BlockIds::Wide(v) => sd
+                .map(|(i, (s, d))| {
+                    *s = find(v[2 * i]);
+                    *d = find(v[2 * i + 1]);
+                    if *s == ABSENT {
+                        Some(v[2 * i])
+                    } else if *d == ABSENT {
+                        Some(v[2 * i + 1])
+                    } else {
+                        None
+                    }
+                })
+                .find_any(|m| m.is_some())
+                .flatten(),
+        };
+        if let Some(x) = missing {
+            let file = match &set {
+                VertexSet::Exactly(_, f) => f.display().to_string(),
+                _ => "the vertex set".into(),
+            };
+            return Err(GraphError::bad_input(
+                path,
+                format!("vertex {x} appears in an edge but is not listed in {file}"),
+            ));
+        }
+        if let (Some(w), Some(bw)) = (weights.as_mut(), b.weights) {
+            w.extend_from_slice(&bw);
+        }
+    }
+    let ids = if !ext.is_empty() && ext.iter().enumerate().all(|(i, &x)| x == i as i64) {
+        IdMap::Identity { n: ext.len() }
+    } else {
+        IdMap::from_ints(ext)
+    };
+    Ok((EdgeBuffer { src, dst, weights }, ids))
+}

@@ -1,0 +1,734 @@
+//! The on-disk store: one directory per graph under a data directory, the
+//! topology in one page-aligned file (`graph.plx`) that is memory-mapped on
+//! open, plus `meta.json` (human-readable provenance). The byte layout is
+//! documented in FORMAT.md at the repository root.
+//!
+//! Crash safety: a graph is written into `.tmp-NAME-PID` inside the data
+//! directory, synced, then renamed to `NAME`; a crash leaves at most a
+//! `.tmp-*` directory, which [`DataDir::list`] ignores and the next write of
+//! the same name removes.
+use std::fs::{self, File};
+use std::io::{BufWriter, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+use crate::adjacency::Adjacency;
+use crate::chunks::Chunk;
+use crate::graph::{Graph, GraphMeta, VertexOrder};
+use crate::ids::IdMap;
+use crate::section::Section;
+use crate::{GraphError, Result};
+
+/// File magic: the first 8 bytes of `graph.plx`.
+pub const MAGIC: &[u8; 8] = b"PLEXUSG\0";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Name of the topology file inside a graph directory.
+pub const GRAPH_FILE: &str = "graph.plx";
+/// Name of the provenance file inside a graph directory.
+pub const META_FILE: &str = "meta.json";
+/// Sections start at multiples of this many bytes.
+pub const SECTION_ALIGN: u64 = 4096;
+const FIXED_HEADER: usize = 64;
+const ENTRY_SIZE: usize = 32;
+
+const FLAG_DIRECTED: u32 = 1;
+const FLAG_WEIGHTED: u32 = 2;
+const FLAG_INTEGRAL: u32 = 4;
+
+/// Kinds of sections in `graph.plx`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SectionKind {
+    OutOffsets = 1,
+    OutTargets = 2,
+    OutWeights = 3,
+    InOffsets = 4,
+    InSources = 5,
+    InWeights = 6,
+    IdInts = 7,
+    IdStrOffsets = 8,
+    IdStrBytes = 9,
+    IdSorted = 10,
+    OldOfNew = 11,
+    NewOfOld = 12,
+    Chunks = 13,
+}
+
+impl SectionKind {
+    fn from_u32(x: u32) -> Option<Self> {
+        use SectionKind::*;
+        Some(match x {
+            1 => OutOffsets,
+            2 => OutTargets,
+            3 => OutWeights,
+            4 => InOffsets,
+            5 => InSources,
+            6 => InWeights,
+            7 => IdInts,
+            8 => IdStrOffsets,
+            9 => IdStrBytes,
+            10 => IdSorted,
+            11 => OldOfNew,
+            12 => NewOfOld,
+            13 => Chunks,
+            _ => return None,
+        })
+    }
+    /// Human-readable name (used in messages).
+    pub fn name(self) -> &'static str {
+        use SectionKind::*;
+        match self {
+            OutOffsets => "out-offsets",
+            OutTargets => "out-targets",
+            OutWeights => "out-weights",
+            InOffsets => "in-offsets",
+            InSources => "in-sources",
+            InWeights => "in-weights",
+            IdInts => "id-ints",
+            IdStrOffsets => "id-str-offsets",
+            IdStrBytes => "id-str-bytes",
+            IdSorted => "id-sorted",
+            OldOfNew => "old-of-new",
+            NewOfOld => "new-of-old",
+            Chunks => "chunks",
+        }
+    }
+    fn elem_size(self) -> usize {
+        use SectionKind::*;
+        match self {
+            OutOffsets | InOffsets | OutWeights | InWeights | IdInts | IdStrOffsets => 8,
+            OutTargets | InSources | IdSorted | OldOfNew | NewOfOld => 4,
+            IdStrBytes => 1,
+            Chunks => std::mem::size_of::<Chunk>(),
+        }
+    }
+}
+
+/// One entry of the section table.
+#[derive(Clone, Copy, Debug)]
+pub struct SectionEntry {
+    pub kind: SectionKind,
+    pub offset: u64,
+    pub len_bytes: u64,
+    pub checksum: u64,
+}
+
+/// Provenance written beside the topology (`meta.json`); informational.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Where the graph came from (input path or generator description).
+    pub source: String,
+    /// Options used at import, as text.
+    pub options: String,
+    /// Seconds spent building.
+    pub build_seconds: f64,
+    /// Unix time of creation.
+    pub created_unix: u64,
+}
+
+/// A data directory holding named graphs.
+#[derive(Clone, Debug)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+/// A summary row of [`DataDir::list`].
+#[derive(Clone, Debug, Serialize)]
+pub struct GraphEntry {
+    pub name: String,
+    pub vertices: u64,
+    pub edges: u64,
+    pub directed: bool,
+    pub weighted: bool,
+    pub bytes_on_disk: u64,
+}
+
+fn valid_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(GraphError::InvalidArgument(format!(
+            "invalid graph name '{name}': use letters, digits, '-', '_' and '.', not starting with '.'"
+        )))
+    }
+}
+
+impl DataDir {
+    /// A data directory at `root` (created on first write).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        DataDir { root: root.into() }
+    }
+    /// The root path.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// The directory of graph `name`.
+    pub fn graph_dir(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+    /// Whether graph `name` exists.
+    pub fn exists(&self, name: &str) -> bool {
+        self.graph_dir(name).join(GRAPH_FILE).is_file()
+    }
+
+    /// Writes `g` as graph `name`. Fails if it exists unless `replace`.
+    pub fn save(&self, name: &str, g: &Graph, prov: &Provenance, replace: bool) -> Result<PathBuf> {
+        valid_name(name)?;
+        let final_dir = self.graph_dir(name);
+        if final_dir.exists() && !replace {
+            return Err(GraphError::GraphExists {
+                name: name.into(),
+                dir: self.root.clone(),
+            });
+        }
+        fs::create_dir_all(&self.root).map_err(|e| GraphError::io(&self.root, e))?;
+        let tmp = self.root.join(format!(".tmp-{name}-{}", std::process::id()));
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp).map_err(|e| GraphError::io(&tmp, e))?;
+        }
+        fs::create_dir(&tmp).map_err(|e| GraphError::io(&tmp, e))?;
+        let result = (|| {
+            write_graph_file(&tmp.join(GRAPH_FILE), g)?;
+            let meta_path = tmp.join(META_FILE);
+            let text = serde_json::to_string_pretty(prov).map_err(|e| {
+                GraphError::io(&meta_path, std::io::Error::other(e))
+            })?;
+            fs::write(&meta_path, text).map_err(|e| GraphError::io(&meta_path, e))?;
+            if final_dir.exists() {
+                let trash = self.root.join(format!(".trash-{name}-{}", std::process::id()));
+                fs::rename(&final_dir, &trash).map_err(|e| GraphError::io(&final_dir, e))?;
+                fs::rename(&tmp, &final_dir).map_err(|e| GraphError::io(&final_dir, e))?;
+                fs::remove_dir_all(&trash).map_err(|e| GraphError::io(&trash, e))?;
+            } else {
+                fs::rename(&tmp, &final_dir).map_err(|e| GraphError::io(&final_dir, e))?;
+            }
+            if let Ok(d) = File::open(&self.root) {
+                let _ = d.sync_all();
+            }
+            Ok(final_dir.clone())
+        })();
+        if result.is_err() {
+            let _ = fs::remove_dir_all(&tmp);
+        }
+        result
+    }
+
+    /// Opens graph `name` read-only (memory-mapped, O(1) in the graph size).
+    pub fn open(&self, name: &str) -> Result<Graph> {
+        let dir = self.graph_dir(name);
+        if !dir.join(GRAPH_FILE).is_file() {
+            return Err(GraphError::UnknownGraph {
+                name: name.into(),
+                dir: self.root.clone(),
+            });
+        }
+        open_graph_file(&dir.join(GRAPH_FILE))
+    }
+
+    /// Reads the provenance of graph `name`.
+    pub fn provenance(&self, name: &str) -> Option<Provenance> {
+        let text = fs::read_to_string(self.graph_dir(name).join(META_FILE)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Removes graph `name`.
+    pub fn remove(&self, name: &str) -> Result<()> {
+        valid_name(name)?;
+        let dir = self.graph_dir(name);
+        if !dir.join(GRAPH_FILE).is_file() {
+            return Err(GraphError::UnknownGraph {
+                name: name.into(),
+                dir: self.root.clone(),
+            });
+        }
+        fs::remove_dir_all(&dir).map_err(|e| GraphError::io(&dir, e))
+    }
+
+    /// Lists the stored graphs, sorted by name. Unreadable entries are listed
+    /// with zero counts rather than failing the whole listing.
+    pub fn list(&self) -> Result<Vec<GraphEntry>> {
+        let mut out = Vec::new();
+        let rd = match fs::read_dir(&self.root) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(GraphError::io(&self.root, e)),
+        };
+        for entry in rd.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name.starts_with('.') || !entry.path().join(GRAPH_FILE).is_file() {
+                continue;
+            }
+            let bytes_on_disk = dir_size(&entry.path());
+            let row = match read_header(&entry.path().join(GRAPH_FILE)) {
+                Ok(h) => GraphEntry {
+                    name,
+                    vertices: h.num_vertices,
+                    edges: h.num_edges(),
+                    directed: h.meta.directed,
+                    weighted: h.meta.weighted,
+                    bytes_on_disk,
+                },
+                Err(_) => GraphEntry {
+                    name,
+                    vertices: 0,
+                    edges: 0,
+                    directed: false,
+                    weighted: false,
+                    bytes_on_disk,
+                },
+            };
+            out.push(row);
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+}
+
+/// Total size of the files in a directory (non-recursive is enough here).
+pub fn dir_size(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .map(|rd| rd.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+        .unwrap_or(0)
+}
+
+/// The decoded header of a `graph.plx`.
+#[derive(Clone, Debug)]
+pub struct Header {
+    pub version: u32,
+    pub num_vertices: u64,
+    pub num_arcs: u64,
+    pub meta: GraphMeta,
+    pub id_kind: u32,
+    pub sections: Vec<SectionEntry>,
+}
+
+impl Header {
+    /// Edges as a user counts them (see [`Graph::num_edges`]).
+    pub fn num_edges(&self) -> u64 {
+        if self.meta.directed {
+            self.num_arcs
+        } else {
+            (self.num_arcs + self.meta.self_loops) / 2
+        }
+    }
+}
+
+fn order_code(o: VertexOrder) -> u32 {
+    match o {
+        VertexOrder::None => 0,
+        VertexOrder::Degree => 1,
+        VertexOrder::Rcm => 2,
+    }
+}
+
+fn sections_of(g: &Graph) -> Vec<(SectionKind, &[u8])> {
+    use SectionKind::*;
+    let mut v: Vec<(SectionKind, &[u8])> = vec![
+        (OutOffsets, bytemuck::cast_slice(g.out.offsets())),
+        (OutTargets, bytemuck::cast_slice(g.out.neighbor_array())),
+    ];
+    if let Some(w) = g.out.weight_array() {
+        v.push((OutWeights, bytemuck::cast_slice(w)));
+    }
+    if let Some(inc) = &g.inc {
+        v.push((InOffsets, bytemuck::cast_slice(inc.offsets())));
+        v.push((InSources, bytemuck::cast_slice(inc.neighbor_array())));
+        if let Some(w) = inc.weight_array() {
+            v.push((InWeights, bytemuck::cast_slice(w)));
+        }
+    }
+    match &g.ids {
+        IdMap::Identity { .. } => {}
+        IdMap::Int { ext, sorted } => {
+            v.push((IdInts, bytemuck::cast_slice(ext)));
+            v.push((IdSorted, bytemuck::cast_slice(sorted)));
+        }
+        IdMap::Str {
+            offsets,
+            bytes,
+            sorted,
+        } => {
+            v.push((IdStrOffsets, bytemuck::cast_slice(offsets)));
+            v.push((IdStrBytes, bytes.as_slice()));
+            v.push((IdSorted, bytemuck::cast_slice(sorted)));
+        }
+    }
+    if let (Some(o), Some(n)) = (&g.old_of_new, &g.new_of_old) {
+        v.push((OldOfNew, bytemuck::cast_slice(o)));
+        v.push((NewOfOld, bytemuck::cast_slice(n)));
+    }
+    v.push((Chunks, bytemuck::cast_slice(g.chunks())));
+    v
+}
+
+fn align_up(x: u64) -> u64 {
+    x.div_ceil(SECTION_ALIGN) * SECTION_ALIGN
+}
+
+/// Writes `g` to `path` in format version [`FORMAT_VERSION`] and syncs it.
+pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
+    let io = |e| GraphError::io(path, e);
+    let secs = sections_of(g);
+    // Checksums in parallel: they are the only pass over the data besides the write.
+    let sums: Vec<u64> = secs.par_iter().map(|(_, b)| xxh3_64(b)).collect();
+    let table_end = FIXED_HEADER + ENTRY_SIZE * secs.len() + 8;
+    let mut pos = align_up(table_end as u64);
+    let mut entries = Vec::with_capacity(secs.len());
+    for ((kind, bytes), sum) in secs.iter().zip(&sums) {
+        entries.push(SectionEntry {
+            kind: *kind,
+            offset: pos,
+            len_bytes: bytes.len() as u64,
+            checksum: *sum,
+        });
+        pos = align_up(pos + bytes.len() as u64);
+    }
+    let header = encode_header(g, &entries);
+    let file = File::create(path).map_err(io)?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    w.write_all(&header).map_err(io)?;
+    for (e, (_, bytes)) in entries.iter().zip(&secs) {
+        let here = w.stream_position().map_err(io)?;
+        w.write_all(&vec![0u8; (e.offset - here) as usize]).map_err(io)?;
+        w.write_all(bytes).map_err(io)?;
+    }
+    let here = w.stream_position().map_err(io)?;
+    let end = align_up(here);
+    w.write_all(&vec![0u8; (end - here) as usize]).map_err(io)?;
+    let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    Ok(())
+}
+
+fn encode_header(g: &Graph, entries: &[SectionEntry]) -> Vec<u8> {
+    let m = &g.meta;
+    let mut flags = 0;
+    if m.directed {
+        flags |= FLAG_DIRECTED;
+    }
+    if m.weighted {
+        flags |= FLAG_WEIGHTED;
+    }
+    if m.integral_weights {
+        flags |= FLAG_INTEGRAL;
+    }
+    let id_kind = match g.ids {
+        IdMap::Identity { .. } => 0u32,
+        IdMap::Int { .. } => 1,
+        IdMap::Str { .. } => 2,
+    };
+    let mut h = Vec::with_capacity(FIXED_HEADER + ENTRY_SIZE * entries.len() + 8);
+    h.extend_from_slice(MAGIC);
+    h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h.extend_from_slice(&flags.to_le_bytes());
+    h.extend_from_slice(&(g.num_vertices() as u64).to_le_bytes());
+    h.extend_from_slice(&g.num_arcs().to_le_bytes());
+    h.extend_from_slice(&m.self_loops.to_le_bytes());
+    h.extend_from_slice(&order_code(m.order).to_le_bytes());
+    h.extend_from_slice(&id_kind.to_le_bytes());
+    h.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    h.extend_from_slice(&[0u8; 12]);
+    debug_assert_eq!(h.len(), FIXED_HEADER);
+    for e in entries {
+        h.extend_from_slice(&(e.kind as u32).to_le_bytes());
+        h.extend_from_slice(&(e.kind.elem_size() as u32).to_le_bytes());
+        h.extend_from_slice(&e.offset.to_le_bytes());
+        h.extend_from_slice(&e.len_bytes.to_le_bytes());
+        h.extend_from_slice(&e.checksum.to_le_bytes());
+    }
+    let sum = xxh3_64(&h);
+    h.extend_from_slice(&sum.to_le_bytes());
+    h
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(a)
+}
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
+    let bad = |msg: String| GraphError::corrupt(path, msg);
+    if b.len() < FIXED_HEADER + 8 {
+        return Err(bad(format!("file is {} bytes, too short for a header", b.len())));
+    }
+    if &b[0..8] != MAGIC {
+        return Err(bad("bad magic: not a Plexus graph file".into()));
+    }
+    let version = le_u32(b, 8);
+    if version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "format version {version} is not supported by this build (reads version {FORMAT_VERSION})"
+        )));
+    }
+    let flags = le_u32(b, 12);
+    let num_vertices = le_u64(b, 16);
+    let num_arcs = le_u64(b, 24);
+    let self_loops = le_u64(b, 32);
+    let order = match le_u32(b, 40) {
+        0 => VertexOrder::None,
+        1 => VertexOrder::Degree,
+        2 => VertexOrder::Rcm,
+        x => return Err(bad(format!("unknown vertex order code {x}"))),
+    };
+    let id_kind = le_u32(b, 44);
+    let count = le_u32(b, 48) as usize;
+    if count > 64 {
+        return Err(bad(format!("section count {count} is implausible")));
+    }
+    let table_end = FIXED_HEADER + ENTRY_SIZE * count;
+    if b.len() < table_end + 8 {
+        return Err(bad("file ends inside the section table".into()));
+    }
+    if xxh3_64(&b[..table_end]) != le_u64(b, table_end) {
+        return Err(bad("header checksum mismatch".into()));
+    }
+    let mut sections = Vec::with_capacity(count);
+    for i in 0..count {
+        let at = FIXED_HEADER + ENTRY_SIZE * i;
+        let code = le_u32(b, at);
+        let kind = SectionKind::from_u32(code).ok_or_else(|| bad(format!("unknown section kind {code}")))?;
+        if le_u32(b, at + 4) as usize != kind.elem_size() {
+            return Err(bad(format!("section {} has a wrong element size", kind.name())));
+        }
+        sections.push(SectionEntry {
+            kind,
+            offset: le_u64(b, at + 8),
+            len_bytes: le_u64(b, at + 16),
+            checksum: le_u64(b, at + 24),
+        });
+    }
+    Ok(Header {
+        version,
+        num_vertices,
+        num_arcs,
+        meta: GraphMeta {
+            directed: flags & FLAG_DIRECTED != 0,
+            weighted: flags & FLAG_WEIGHTED != 0,
+            integral_weights: flags & FLAG_INTEGRAL != 0,
+            order,
+            self_loops,
+        },
+        id_kind,
+        sections,
+    })
+}
+
+/// Reads and checks just the header of a graph file.
+pub fn read_header(path: &Path) -> Result<Header> {
+    let map = map_file(path)?;
+    decode_header(path, &map)
+}
+
+fn map_file(path: &Path) -> Result<Mmap> {
+    let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
+    // SAFETY: the store's files are written once (to a temporary directory,
+    // then renamed) and never modified in place; Plexus maps them read-only.
+    // A file truncated by another process would fault on access, which the
+    // store's contract (no writers to a published graph) rules out.
+    unsafe { Mmap::map(&file) }.map_err(|e| GraphError::io(path, e))
+}
+
+/// Opens a graph file: checks magic, version, header checksum and that every
+/// section lies inside the file with the expected length; O(1) in graph size.
+pub fn open_graph_file(path: &Path) -> Result<Graph> {
+    let map = Arc::new(map_file(path)?);
+    let h = decode_header(path, &map)?;
+    let bad = |msg: String| GraphError::corrupt(path, msg);
+    let n = h.num_vertices as usize;
+    let m = h.num_arcs as usize;
+    let find = |k: SectionKind| h.sections.iter().find(|e| e.kind == k);
+    fn get<T: bytemuck::Pod>(
+        map: &Arc<Mmap>,
+        e: Option<&SectionEntry>,
+        kind: SectionKind,
+        len: Option<usize>,
+        path: &Path,
+    ) -> Result<Section<T>> {
+        let e = e.ok_or_else(|| GraphError::corrupt(path, format!("missing section {}", kind.name())))?;
+        let size = std::mem::size_of::<T>();
+        if e.len_bytes % size as u64 != 0 || len.is_some_and(|l| (l * size) as u64 != e.len_bytes) {
+            return Err(GraphError::corrupt(
+                path,
+                format!("section {} has length {} bytes, expected {}", kind.name(), e.len_bytes, len.unwrap_or(0) * size),
+            ));
+        }
+        Section::mapped(map.clone(), e.offset as usize, (e.len_bytes / size as u64) as usize).ok_or_else(|| {
+            GraphError::corrupt(
+                path,
+                format!(
+                    "section {} ({} bytes at offset {}) lies outside the {}-byte file (truncated?)",
+                    kind.name(),
+                    e.len_bytes,
+                    e.offset,
+                    map.len()
+                ),
+            )
+        })
+    }
+    use SectionKind::*;
+    let adjacency = |o: SectionKind, t: SectionKind, w: SectionKind| -> Result<Adjacency> {
+        let offsets: Section<u64> = get(&map, find(o), o, Some(n + 1), path)?;
+        let targets: Section<u32> = get(&map, find(t), t, Some(m), path)?;
+        let weights = if h.meta.weighted {
+            Some(get::<f64>(&map, find(w), w, Some(m), path)?)
+        } else {
+            None
+        };
+        if offsets.first() != Some(&0) || offsets.last() != Some(&(m as u64)) {
+            return Err(bad(format!("section {} does not span the {} arcs", o.name(), m)));
+        }
+        Adjacency::new(offsets, targets, weights).map_err(bad)
+    };
+    let out = adjacency(OutOffsets, OutTargets, OutWeights)?;
+    let inc = if h.meta.directed {
+        Some(adjacency(InOffsets, InSources, InWeights)?)
+    } else {
+        None
+    };
+    let ids = match h.id_kind {
+        0 => IdMap::Identity { n },
+        1 => IdMap::Int {
+            ext: get(&map, find(IdInts), IdInts, Some(n), path)?,
+            sorted: get(&map, find(IdSorted), IdSorted, Some(n), path)?,
+        },
+        2 => IdMap::Str {
+            offsets: get(&map, find(IdStrOffsets), IdStrOffsets, Some(n + 1), path)?,
+            bytes: get(&map, find(IdStrBytes), IdStrBytes, None, path)?,
+            sorted: get(&map, find(IdSorted), IdSorted, Some(n), path)?,
+        },
+        k => return Err(bad(format!("unknown id kind {k}"))),
+    };
+    let (old_of_new, new_of_old) = if h.meta.order != VertexOrder::None {
+        (
+            Some(get(&map, find(OldOfNew), OldOfNew, Some(n), path)?),
+            Some(get(&map, find(NewOfOld), NewOfOld, Some(n), path)?),
+        )
+    } else {
+        (None, None)
+    };
+    let chunks: Section<Chunk> = get(&map, find(Chunks), Chunks, None, path)?;
+    if n > 0 && (chunks.is_empty() || chunks[0].start != 0 || chunks[chunks.len() - 1].end != n as u64) {
+        return Err(bad("chunk table does not cover the vertices".into()));
+    }
+    Ok(Graph {
+        meta: h.meta.clone(),
+        out,
+        inc,
+        ids,
+        old_of_new,
+        new_of_old,
+        chunks,
+    })
+}
+
+/// Verifies every section checksum and the structural invariants (offsets
+/// non-decreasing, neighbours `< n`, permutations valid). Linear in the graph.
+pub fn check_graph_file(path: &Path) -> Result<()> {
+    let map = map_file(path)?;
+    let h = decode_header(path, &map)?;
+    for e in &h.sections {
+        let end = e.offset.checked_add(e.len_bytes).filter(|&end| end <= map.len() as u64).ok_or_else(|| {
+            GraphError::corrupt(path, format!("section {} lies outside the file (truncated?)", e.kind.name()))
+        })?;
+        let mut hasher = Xxh3::new();
+        hasher.update(&map[e.offset as usize..end as usize]);
+        if hasher.digest() != e.checksum {
+            return Err(GraphError::corrupt(
+                path,
+                format!("checksum mismatch in section {} (bytes {}..{})", e.kind.name(), e.offset, end),
+            ));
+        }
+    }
+    let g = open_graph_file(path)?;
+    let n = g.num_vertices() as u64;
+    for (name, adj) in [("out", Some(g.out())), ("in", g.inc.as_ref())] {
+        let Some(adj) = adj else { continue };
+        if adj.offsets().windows(2).any(|w| w[0] > w[1]) {
+            return Err(GraphError::corrupt(path, format!("{name}-offsets decrease")));
+        }
+        if adj.neighbor_array().par_iter().any(|&t| t as u64 >= n) {
+            return Err(GraphError::corrupt(path, format!("{name} neighbour id out of range")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BuildOptions;
+
+    fn sample() -> Graph {
+        let t = [(0, 1, 1.5), (1, 2, 2.0), (2, 0, 3.0), (2, 2, 1.0)];
+        let mut o = BuildOptions::directed();
+        o.order = VertexOrder::Degree;
+        crate::build(
+            4,
+            crate::EdgeBuffer::from_triples(&t),
+            IdMap::from_ints(vec![10, 20, 30, 40]),
+            &o,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn save_then_open_gives_the_same_graph() {
+        let dir = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(dir.path());
+        let g = sample();
+        dd.save("g", &g, &Provenance::default(), false).unwrap();
+        let h = dd.open("g").unwrap();
+        assert_eq!(h.meta(), g.meta());
+        let a: Vec<_> = g.arcs().collect();
+        let b: Vec<_> = h.arcs().collect();
+        assert_eq!(a, b);
+        assert_eq!(h.ids().lookup_int(30), g.ids().lookup_int(30));
+        assert_eq!(h.chunks(), g.chunks());
+        assert!(h.out().neighbor_array().is_empty() || h.out().offsets.is_mapped());
+        check_graph_file(&dd.graph_dir("g").join(GRAPH_FILE)).unwrap();
+        assert_eq!(dd.list().unwrap().len(), 1);
+        assert!(matches!(dd.save("g", &g, &Provenance::default(), false), Err(GraphError::GraphExists { .. })));
+    }
+
+    #[test]
+    fn corruption_is_reported_not_panicked() {
+        let dir = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(dir.path());
+        dd.save("g", &sample(), &Provenance::default(), false).unwrap();
+        let f = dd.graph_dir("g").join(GRAPH_FILE);
+        let orig = fs::read(&f).unwrap();
+        // A flipped byte inside a section: open succeeds, check fails.
+        let mut b = orig.clone();
+        b[SECTION_ALIGN as usize] ^= 0xff;
+        fs::write(&f, &b).unwrap();
+        assert!(matches!(check_graph_file(&f), Err(GraphError::Corrupt { .. })));
+        // Bad magic, wrong version, truncated.
+        for at in [0usize, 8, 20] {
+            let mut b = orig.clone();
+            b[at] ^= 0x55;
+            fs::write(&f, &b).unwrap();
+            assert!(matches!(dd.open("g"), Err(GraphError::Corrupt { .. })));
+        }
+        fs::write(&f, &orig[..orig.len() / 2]).unwrap();
+        assert!(matches!(dd.open("g"), Err(GraphError::Corrupt { .. })));
+        fs::write(&f, &orig[..10]).unwrap();
+        assert!(matches!(dd.open("g"), Err(GraphError::Corrupt { .. })));
+        assert!(matches!(dd.open("nope"), Err(GraphError::UnknownGraph { .. })));
+    }
+}
