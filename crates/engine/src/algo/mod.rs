@@ -16,3 +16,6 @@ pub mod scc;
 pub mod sssp;
 pub mod triangles;
 pub mod wcc;
+
+#[cfg(test)]
+pub(crate) mod testgraphs;
