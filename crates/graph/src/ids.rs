@@ -118,7 +118,7 @@ impl IdMap {
     }
 
     /// Writes the external id of `v` to `out` without allocating for integers.
-    pub fn write_external(&self, v: VertexId, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    pub fn write_external(&self, v: VertexId, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
         match self {
             IdMap::Identity { .. } => write!(out, "{v}"),
             IdMap::Int { ext, .. } => write!(out, "{}", ext[v as usize]),
