@@ -1,1 +1,93 @@
-fn main(){}
+//! `plexus`: the command-line face of the Plexus graph engine.
+//!
+//! Every failure prints one line `error: …` on stderr and exits with status
+//! 2; nothing is half-written (outputs go to temporary files renamed on success).
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod demo;
+mod fmt;
+mod graph_cmds;
+mod progress;
+
+/// Plexus: a graph analytics engine. Stores graphs under a data directory
+/// and runs analytics on them.
+#[derive(Parser, Debug)]
+#[command(name = "plexus", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Data directory holding the stored graphs.
+    #[arg(long, global = true, env = "PLEXUS_DATA", default_value = "./plexus-data")]
+    pub data_dir: PathBuf,
+    /// Worker threads (0 = all cores).
+    #[arg(long, global = true, default_value_t = 0)]
+    pub threads: usize,
+    /// No progress bars.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Import a file (edge list, Matrix Market, CSV, Graphalytics) as a stored graph.
+    Import(graph_cmds::ImportArgs),
+    /// Generate a synthetic graph (kron, rmat, uniform, grid2d) into the store or a file.
+    Generate(graph_cmds::GenerateArgs),
+    /// Show a stored graph's counts, degrees, layout and size; --check verifies it.
+    Info(graph_cmds::InfoArgs),
+    /// Write a stored graph to an edge list, CSV or Graphalytics files.
+    Export(graph_cmds::ExportArgs),
+    /// List the stored graphs.
+    List(graph_cmds::ListArgs),
+    /// Remove a stored graph.
+    Remove(graph_cmds::RemoveArgs),
+    /// Generate and import sample graphs and show what Plexus does with them (under a minute).
+    Demo(demo::DemoArgs),
+}
+
+fn main() -> ExitCode {
+    // A bug must still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("error: internal error (a bug in plexus, please report it): {msg}{at}");
+    }));
+    let cli = Cli::parse();
+    let threads = cli.threads;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+    let result = match pool {
+        Ok(pool) => pool.install(|| run(cli)),
+        Err(e) => Err(anyhow::anyhow!("cannot start {threads} threads: {e}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let ctx = graph_cmds::Ctx {
+        data: plexus_graph::DataDir::new(&cli.data_dir),
+        quiet: cli.quiet,
+    };
+    match cli.command {
+        Command::Import(a) => graph_cmds::import(&ctx, a),
+        Command::Generate(a) => graph_cmds::generate(&ctx, a),
+        Command::Info(a) => graph_cmds::info(&ctx, a),
+        Command::Export(a) => graph_cmds::export(&ctx, a),
+        Command::List(a) => graph_cmds::list(&ctx, a),
+        Command::Remove(a) => graph_cmds::remove(&ctx, a),
+        Command::Demo(a) => demo::demo(&ctx, a),
+    }
+}

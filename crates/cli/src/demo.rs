@@ -1,0 +1,86 @@
+//! `plexus demo`: the first thing a newcomer runs.
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use plexus_graph::generate::{GenOptions, Generator};
+use plexus_graph::{ImportOptions, NoProgress, Provenance};
+
+use crate::fmt::{bytes, secs, thousands};
+use crate::graph_cmds::{degree_stats, Ctx};
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Kronecker scale of the generated graph (2^scale vertices, 16 edges each).
+    #[arg(long, default_value_t = 18)]
+    pub scale: u32,
+    /// Directory of the shared real graphs (default: $PLEXUS_SHARED_DATA, ../shared/data or ./shared/data).
+    #[arg(long)]
+    pub shared_data: Option<PathBuf>,
+}
+
+/// Finds the shared data directory, if any.
+pub fn shared_data(explicit: Option<PathBuf>) -> Option<PathBuf> {
+    explicit
+        .or_else(|| std::env::var_os("PLEXUS_SHARED_DATA").map(PathBuf::from))
+        .into_iter()
+        .chain([PathBuf::from("../shared/data"), PathBuf::from("shared/data")])
+        .find(|p| p.is_dir())
+}
+
+pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
+    let total = Instant::now();
+    println!("Plexus demo: data directory {}", ctx.data.root().display());
+    let mut rows: Vec<(String, String, u64, u64, f64, f64, u64)> = Vec::new();
+
+    let t = Instant::now();
+    let o = GenOptions { scale: a.scale, edge_factor: 16, max_weight: Some(255), ..Default::default() };
+    let g = plexus_graph::generate::generate(Generator::Kron, &o)?;
+    let build = t.elapsed().as_secs_f64();
+    let name = format!("demo-kron{}", a.scale);
+    let t = Instant::now();
+    ctx.data.save(&name, &g, &Provenance { source: format!("kron scale {}", a.scale), ..Default::default() }, true)?;
+    rows.push((name.clone(), "generated Kronecker (Graph500 A,B,C; weights 1-255)".into(), g.num_vertices() as u64, g.num_edges(), build, t.elapsed().as_secs_f64(), ctx.data.graph_dir(&name).metadata().map(|_| plexus_graph::store::dir_size(&ctx.data.graph_dir(&name))).unwrap_or(0)));
+
+    match shared_data(a.shared_data.clone()) {
+        Some(dir) => {
+            let file = dir.join("email-Enron.el.gz");
+            if file.is_file() {
+                let t = Instant::now();
+                let opts = ImportOptions { directed: Some(false), ..Default::default() };
+                let g = plexus_graph::import_file(&file, &opts, &NoProgress)?;
+                let build = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                ctx.data.save("demo-email-Enron", &g, &Provenance { source: file.display().to_string(), ..Default::default() }, true)?;
+                rows.push(("demo-email-Enron".into(), format!("imported {} (undirected)", file.display()), g.num_vertices() as u64, g.num_edges(), build, t.elapsed().as_secs_f64(), plexus_graph::store::dir_size(&ctx.data.graph_dir("demo-email-Enron"))));
+            } else {
+                println!("(no email-Enron.el.gz in {}: skipping the real graph)", dir.display());
+            }
+        }
+        None => println!("(no shared data directory found: skipping the real graph; pass --shared-data DIR)"),
+    }
+
+    println!();
+    println!("{:<20} {:>12} {:>14} {:>10} {:>10} {:>10}  {}", "graph", "vertices", "edges", "build", "write", "on disk", "source");
+    for (name, src, n, m, b, w, d) in &rows {
+        println!("{:<20} {:>12} {:>14} {:>10} {:>10} {:>10}  {}", name, thousands(*n), thousands(*m), secs(*b), secs(*w), bytes(*d), src);
+    }
+    println!();
+    for (name, ..) in &rows {
+        let t = Instant::now();
+        let g = ctx.data.open(name)?;
+        let open = t.elapsed().as_secs_f64();
+        let st = degree_stats(&g);
+        println!(
+            "{name}: opened in {} (memory-mapped), degree min {} max {} mean {:.1}, {} chunks",
+            secs(open),
+            st.min,
+            st.max,
+            st.mean,
+            g.chunks().len()
+        );
+    }
+    println!();
+    println!("done in {}. Try: plexus list; plexus info {name}", secs(total.elapsed().as_secs_f64()));
+    Ok(())
+}

@@ -1,0 +1,429 @@
+//! The graph-management commands: import, generate, info, export, list, remove.
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use plexus_graph::export::ExportFormat;
+use plexus_graph::generate::{GenOptions, Generator};
+use plexus_graph::import::{CsvOptions, IdType};
+use plexus_graph::store::{check_graph_file, dir_size, GRAPH_FILE, FORMAT_VERSION};
+use plexus_graph::{DataDir, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, Provenance, VertexOrder};
+use serde_json::json;
+
+use crate::fmt::{bytes, secs, thousands};
+use crate::progress::Bar;
+
+/// What every command needs.
+pub struct Ctx {
+    pub data: DataDir,
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Input file: edge list (.el/.wel/.txt, optionally .gz/.zst), Matrix Market (.mtx),
+    /// CSV (.csv) or Graphalytics (.e with .v beside it, or .properties).
+    pub input: PathBuf,
+    /// Name of the stored graph.
+    #[arg(long)]
+    pub name: String,
+    /// Input format (default: from the file name): edgelist, mtx, csv, graphalytics.
+    #[arg(long)]
+    pub format: Option<Format>,
+    /// Store both directions of every edge (an undirected graph).
+    #[arg(long, conflicts_with = "directed")]
+    pub undirected: bool,
+    /// Force a directed graph (overrides Matrix Market `symmetric` or Graphalytics properties).
+    #[arg(long)]
+    pub directed: bool,
+    /// Read edge weights (third column of an edge list; implied by .wel, mtx integer/real, --weight-col).
+    #[arg(long)]
+    pub weighted: bool,
+    /// Self-loops: keep or drop.
+    #[arg(long, default_value = "keep")]
+    pub self_loops: LoopPolicy,
+    /// Duplicate edges: keep, drop, min (keep the smallest weight) or sum (add weights).
+    #[arg(long, default_value = "keep")]
+    pub duplicates: DuplicatePolicy,
+    /// Vertex order: none, degree (descending) or rcm (reverse Cuthill–McKee). Results stay in your ids.
+    #[arg(long, default_value = "none")]
+    pub order: VertexOrder,
+    /// CSV: source column (header name or 0-based index; default 0).
+    #[arg(long)]
+    pub src_col: Option<String>,
+    /// CSV: destination column (default 1).
+    #[arg(long)]
+    pub dst_col: Option<String>,
+    /// CSV: weight column (makes the graph weighted).
+    #[arg(long)]
+    pub weight_col: Option<String>,
+    /// CSV: a node table whose ids are added as vertices (isolated ones included).
+    #[arg(long)]
+    pub nodes: Option<PathBuf>,
+    /// CSV: id column of the node table (default 0).
+    #[arg(long)]
+    pub node_col: Option<String>,
+    /// CSV: field delimiter (one character).
+    #[arg(long, default_value = ",")]
+    pub delimiter: char,
+    /// CSV: vertex ids are `int` (64-bit integers) or `string`.
+    #[arg(long, default_value = "int", value_parser = ["int", "string"])]
+    pub ids: String,
+    /// Replace an existing graph of the same name.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// Generator: kron (undirected Graph500/GAP Kronecker), rmat (directed), uniform, grid2d.
+    #[arg(value_parser = ["kron", "rmat", "uniform", "grid2d"])]
+    pub kind: String,
+    /// log2 of the number of vertices (kron, rmat, uniform); grid2d uses 2^(scale/2) per side unless --width/--height.
+    #[arg(long, default_value_t = 16)]
+    pub scale: u32,
+    /// Edges generated per vertex.
+    #[arg(long, default_value_t = 16)]
+    pub edge_factor: u64,
+    /// Seed of the random choices (same seed, same graph, any thread count).
+    #[arg(long, default_value_t = 27491095)]
+    pub seed: u64,
+    /// R-MAT probability A.
+    #[arg(long, default_value_t = 0.57)]
+    pub a: f64,
+    /// R-MAT probability B.
+    #[arg(long, default_value_t = 0.19)]
+    pub b: f64,
+    /// R-MAT probability C.
+    #[arg(long, default_value_t = 0.19)]
+    pub c: f64,
+    /// grid2d width.
+    #[arg(long)]
+    pub width: Option<u64>,
+    /// grid2d height.
+    #[arg(long)]
+    pub height: Option<u64>,
+    /// Add uniform integer weights 1..=255 (the GAP benchmark's SSSP weights).
+    #[arg(long)]
+    pub weighted: bool,
+    /// Keep the ids as generated (no random permutation).
+    #[arg(long)]
+    pub no_permute: bool,
+    /// Keep self-loops and duplicate edges (dropped by default, as GAPBS does).
+    #[arg(long)]
+    pub keep_multi: bool,
+    /// Vertex order: none, degree or rcm.
+    #[arg(long, default_value = "none")]
+    pub order: VertexOrder,
+    /// Store under this name (default: e.g. kron18).
+    #[arg(long, conflicts_with = "out")]
+    pub name: Option<String>,
+    /// Write an edge list file instead of storing (`.wel` content if weighted).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace an existing graph of the same name.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// Name of the stored graph.
+    pub name: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Verify every checksum and the structural invariants.
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Name of the stored graph.
+    pub name: String,
+    /// Output file (for graphalytics: the .e file; .v and .properties are written beside it).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Format: edgelist (default), csv or graphalytics (keeps isolated vertices).
+    #[arg(long, default_value = "edgelist")]
+    pub format: ExportFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RemoveArgs {
+    /// Name of the stored graph.
+    pub name: String,
+}
+
+pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
+    if ctx.data.exists(&a.name) && !a.force {
+        bail!("a graph named '{}' already exists in {} (use --force to replace it)", a.name, ctx.data.root().display());
+    }
+    if !a.delimiter.is_ascii() {
+        bail!("--delimiter must be one ASCII character");
+    }
+    let opts = ImportOptions {
+        format: a.format,
+        directed: if a.undirected { Some(false) } else if a.directed { Some(true) } else { None },
+        weighted: a.weighted,
+        self_loops: a.self_loops,
+        duplicates: a.duplicates,
+        order: a.order,
+        csv: CsvOptions {
+            src_col: a.src_col.clone(),
+            dst_col: a.dst_col.clone(),
+            weight_col: a.weight_col.clone(),
+            nodes: a.nodes.clone(),
+            node_col: a.node_col.clone(),
+            delimiter: a.delimiter as u8,
+            ids: if a.ids == "string" { IdType::Str } else { IdType::Int },
+        },
+    };
+    let t = Instant::now();
+    let bar = Bar::new(ctx.quiet);
+    let g = plexus_graph::import_file(&a.input, &opts, &bar);
+    bar.finish();
+    let g = g?;
+    let build = t.elapsed().as_secs_f64();
+    let prov = Provenance {
+        source: a.input.display().to_string(),
+        options: format!("{opts:?}"),
+        build_seconds: build,
+        created_unix: now(),
+    };
+    let t2 = Instant::now();
+    ctx.data.save(&a.name, &g, &prov, a.force)?;
+    println!(
+        "imported {} as '{}': {} vertices, {} edges ({}, {}) in {} + {} write",
+        a.input.display(),
+        a.name,
+        thousands(g.num_vertices() as u64),
+        thousands(g.num_edges()),
+        if g.is_directed() { "directed" } else { "undirected" },
+        if g.is_weighted() { "weighted" } else { "unweighted" },
+        secs(build),
+        secs(t2.elapsed().as_secs_f64()),
+    );
+    Ok(())
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Generator options from the command line.
+pub fn gen_options(a: &GenerateArgs) -> (Generator, GenOptions) {
+    let kind = match a.kind.as_str() {
+        "rmat" => Generator::Rmat,
+        "uniform" => Generator::Uniform,
+        "grid2d" => {
+            let side = 1u64 << (a.scale / 2);
+            Generator::Grid2d {
+                width: a.width.unwrap_or(side),
+                height: a.height.unwrap_or(side),
+            }
+        }
+        _ => Generator::Kron,
+    };
+    let o = GenOptions {
+        scale: a.scale,
+        edge_factor: a.edge_factor,
+        seed: a.seed,
+        a: a.a,
+        b: a.b,
+        c: a.c,
+        max_weight: a.weighted.then_some(255),
+        permute: !a.no_permute,
+        keep_multi: a.keep_multi,
+        order: a.order,
+    };
+    (kind, o)
+}
+
+pub fn generate(ctx: &Ctx, a: GenerateArgs) -> anyhow::Result<()> {
+    let (kind, o) = gen_options(&a);
+    let t = Instant::now();
+    if let Some(out) = &a.out {
+        let (n, buf, _) = plexus_graph::generate::generate_edges(kind, &o)?;
+        plexus_graph::export::write_atomically(out, |w| {
+            for i in 0..buf.len() {
+                match &buf.weights {
+                    Some(ws) => writeln!(w, "{} {} {}", buf.src[i], buf.dst[i], ws[i])?,
+                    None => writeln!(w, "{} {}", buf.src[i], buf.dst[i])?,
+                }
+            }
+            Ok(())
+        })?;
+        println!(
+            "wrote {} edges on {} vertex ids to {} in {}",
+            thousands(buf.len() as u64),
+            thousands(n as u64),
+            out.display(),
+            secs(t.elapsed().as_secs_f64())
+        );
+        return Ok(());
+    }
+    let name = a.name.clone().unwrap_or_else(|| match kind {
+        Generator::Grid2d { width, height } => format!("grid{width}x{height}"),
+        _ => format!("{}{}", a.kind, a.scale),
+    });
+    if ctx.data.exists(&name) && !a.force {
+        bail!("a graph named '{name}' already exists in {} (use --force to replace it)", ctx.data.root().display());
+    }
+    let g = plexus_graph::generate::generate(kind, &o)?;
+    let build = t.elapsed().as_secs_f64();
+    let prov = Provenance {
+        source: format!("generate {} {:?}", a.kind, o),
+        options: String::new(),
+        build_seconds: build,
+        created_unix: now(),
+    };
+    ctx.data.save(&name, &g, &prov, a.force)?;
+    println!(
+        "generated '{name}': {} vertices, {} edges ({}) in {}",
+        thousands(g.num_vertices() as u64),
+        thousands(g.num_edges()),
+        if g.is_directed() { "directed" } else { "undirected" },
+        secs(build)
+    );
+    Ok(())
+}
+
+/// Degree statistics of a graph's out-degrees.
+pub struct DegreeStats {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub top: Vec<(String, u64)>,
+}
+
+pub fn degree_stats(g: &Graph) -> DegreeStats {
+    use rayon::prelude::*;
+    let n = g.num_vertices();
+    if n == 0 {
+        return DegreeStats { min: 0, max: 0, mean: 0.0, top: vec![] };
+    }
+    let deg = |v: usize| g.out_degree(v as u32) as u64;
+    let (min, max) = (0..n).into_par_iter().map(|v| (deg(v), deg(v))).reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    // Top-5 by degree, ties by id.
+    let top5 = (0..n)
+        .into_par_iter()
+        .fold(Vec::new, |mut acc: Vec<(u64, usize)>, v| {
+            acc.push((deg(v), v));
+            acc.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            acc.truncate(5);
+            acc
+        })
+        .reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            a.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+            a.truncate(5);
+            a
+        });
+    DegreeStats {
+        min,
+        max,
+        mean: g.num_arcs() as f64 / n as f64,
+        top: top5.into_iter().map(|(d, v)| (g.ids().external_string(v as u32), d)).collect(),
+    }
+}
+
+pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
+    if a.check {
+        if !ctx.data.exists(&a.name) {
+            ctx.data.open(&a.name)?;
+        }
+        check_graph_file(&ctx.data.graph_dir(&a.name).join(GRAPH_FILE))?;
+    }
+    let g = ctx.data.open(&a.name)?;
+    let m = g.meta();
+    let st = degree_stats(&g);
+    let on_disk = dir_size(&ctx.data.graph_dir(&a.name));
+    let weights = if !m.weighted { "none" } else if m.integral_weights { "integer" } else { "float" };
+    let ids = format!("{:?}", g.ids().kind()).to_lowercase();
+    if a.json {
+        let top: Vec<_> = st.top.iter().map(|(id, d)| json!({"id": id, "degree": d})).collect();
+        let v = json!({
+            "name": a.name, "vertices": g.num_vertices(), "edges": g.num_edges(), "arcs": g.num_arcs(),
+            "directed": m.directed, "weights": weights, "self_loops": m.self_loops, "order": m.order,
+            "ids": ids, "format_version": FORMAT_VERSION, "bytes_on_disk": on_disk, "chunks": g.chunks().len(),
+            "out_degree": {"min": st.min, "max": st.max, "mean": st.mean, "top": top},
+            "checked": a.check,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let top: Vec<String> = st.top.iter().map(|(id, d)| format!("{id} ({d})")).collect();
+    println!("graph        {}", a.name);
+    println!("vertices     {}", thousands(g.num_vertices() as u64));
+    println!("edges        {} ({} stored arcs)", thousands(g.num_edges()), thousands(g.num_arcs()));
+    println!("directed     {}", if m.directed { "yes" } else { "no" });
+    println!("weights      {weights}");
+    println!("self-loops   {}", thousands(m.self_loops));
+    println!("out-degree   min {}, max {}, mean {:.2}", st.min, st.max, st.mean);
+    println!("top degrees  {}", top.join(", "));
+    println!("ids          {ids}");
+    println!("order        {}", m.order);
+    println!("chunks       {}", thousands(g.chunks().len() as u64));
+    println!("format       version {FORMAT_VERSION}");
+    println!("on disk      {}", bytes(on_disk));
+    if a.check {
+        println!("check        ok (all section checksums and invariants verified)");
+    }
+    Ok(())
+}
+
+pub fn export(ctx: &Ctx, a: ExportArgs) -> anyhow::Result<()> {
+    let g = ctx.data.open(&a.name)?;
+    let t = Instant::now();
+    let files = plexus_graph::export::export(&g, &a.out, a.format)?;
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    println!("exported '{}' ({} edges) to {} in {}", a.name, thousands(g.num_edges()), names.join(", "), secs(t.elapsed().as_secs_f64()));
+    if a.format == ExportFormat::EdgeList || a.format == ExportFormat::Csv {
+        let isolated = (0..g.num_vertices() as u32).filter(|&v| g.out_degree(v) == 0 && g.in_degree(v) == 0).count();
+        if isolated > 0 {
+            eprintln!("note: {isolated} isolated vertices are not representable in an edge list; use --format graphalytics to keep them");
+        }
+    }
+    Ok(())
+}
+
+pub fn list(ctx: &Ctx, a: ListArgs) -> anyhow::Result<()> {
+    let rows = ctx.data.list().with_context(|| format!("listing {}", ctx.data.root().display()))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!("no graphs in {} (try `plexus demo` or `plexus import`)", ctx.data.root().display());
+        return Ok(());
+    }
+    println!("{:<24} {:>14} {:>16} {:>10} {:>9} {:>10}", "name", "vertices", "edges", "directed", "weighted", "size");
+    for r in rows {
+        println!(
+            "{:<24} {:>14} {:>16} {:>10} {:>9} {:>10}",
+            r.name,
+            thousands(r.vertices),
+            thousands(r.edges),
+            if r.directed { "yes" } else { "no" },
+            if r.weighted { "yes" } else { "no" },
+            bytes(r.bytes_on_disk)
+        );
+    }
+    Ok(())
+}
+
+pub fn remove(ctx: &Ctx, a: RemoveArgs) -> anyhow::Result<()> {
+    ctx.data.remove(&a.name)?;
+    println!("removed '{}'", a.name);
+    Ok(())
+}
