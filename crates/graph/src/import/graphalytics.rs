@@ -97,7 +97,7 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
         return Err(GraphError::bad_input(&e_path, format!("vertex file {} not found beside the edge file", v_path.display())));
     }
     if !e_path.is_file() {
-        return Err(GraphError::io(&e_path, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+        return Err(GraphError::bad_input(&e_path, "no such file"));
     }
     let vertex_blocks = parse_blocks(&v_path, 0, progress, |data| {
         let mut ids = Vec::new();

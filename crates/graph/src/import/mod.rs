@@ -138,7 +138,7 @@ impl ImportOptions {
 /// Imports `path` into an in-memory [`Graph`].
 pub fn import_file(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
     if !path.exists() {
-        return Err(GraphError::io(path, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+        return Err(GraphError::bad_input(path, "no such file"));
     }
     if path.is_dir() {
         return Err(GraphError::bad_input(path, "is a directory, expected a file"));
