@@ -1,1 +1,583 @@
-//! (being written)
+//! Strongly connected components (SCC).
+//!
+//! **Returns** [`Output`]: `component[v]` is the smallest internal id in
+//! `v`'s strongly connected component (so labels are deterministic and a
+//! vertex `v` with `component[v] == v` is its component's representative);
+//! `count` is the number of components. Every vertex is labelled; there is
+//! no sentinel.
+//!
+//! **Input.** Any graph. Components follow out-edges; on an undirected graph
+//! (whose out-edges are symmetric) they are the connected components.
+//! Self-loops and duplicate edges change nothing; isolated vertices are
+//! singleton components. Weights are ignored.
+//!
+//! **Method.** `run` combines, in parallel:
+//! 1. *Trimming* (McLendon et al., JPDC 2005): vertices with no remaining
+//!    in- or out-neighbour are singleton components, removed level by level
+//!    with atomic degree counters.
+//! 2. *Forward–backward* (Fleischer, Hendrickson & Pinar, "On identifying
+//!    strongly connected components in parallel", IPDPS workshops 2000):
+//!    from a pivot of largest `in·out` degree, the intersection of the
+//!    forward and backward reachable sets (parallel level-synchronous BFS)
+//!    is the pivot's component, usually the giant one.
+//! 3. *Colouring* (Orzan, PhD thesis 2004; Slota, Rajamanickam & Madduri,
+//!    "BFS and coloring-based parallel algorithms for strongly connected
+//!    components", IPDPS 2014) for the rest: propagate the minimum id
+//!    forward until stable, so `colour[v]` is the smallest remaining id that
+//!    reaches `v`; each vertex `r` with `colour[r] == r` is the smallest id
+//!    of its component, which is the set of vertices of colour `r` that
+//!    reach `r` (a backward BFS within the colour). Repeat on what remains;
+//!    once at most `SERIAL_CUTOFF` vertices remain, finish with Tarjan
+//!    (a chain of k small components would otherwise take k rounds).
+//!
+//! `reference` is Tarjan's algorithm ("Depth-first search and linear graph
+//! algorithms", SIAM J. Comput. 1972), iterative so deep graphs cannot
+//! overflow the stack. `verify` compares with Kosaraju's two-pass algorithm
+//! (also iterative), a second, independent method.
+//!
+//! **Executor fit.** In-memory only as written: the colouring phase is a
+//! vertex program (min-label push), but the driver re-partitions the
+//! remaining vertices between phases.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use plexus_graph::{Graph, VertexId};
+use rayon::prelude::*;
+
+use crate::error::{AlgoError, VerifyError};
+
+/// Label of a vertex not yet assigned to a component (internal use only;
+/// never present in an output).
+const UNASSIGNED: u32 = u32::MAX;
+
+/// After at least one colouring round, at most this many remaining vertices
+/// are finished by sequential Tarjan (as in Slota et al.'s Multistep): the
+/// colouring needs one round per component along a chain of components.
+const SERIAL_CUTOFF: usize = 1024;
+
+/// SCC takes no parameters; the struct exists so every algorithm has the
+/// same `run(g, cfg)` shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {}
+
+/// Strongly connected components.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// Smallest internal id of each vertex's component, indexed by internal id.
+    pub component: Vec<u32>,
+    /// Number of components.
+    pub count: usize,
+}
+
+/// Computes the components in parallel: trim, forward–backward, colouring.
+pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
+    let n = g.num_vertices();
+    let comp: Vec<AtomicU32> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(UNASSIGNED))
+        .collect();
+    let live = |v: VertexId| comp[v as usize].load(Ordering::Relaxed) == UNASSIGNED;
+
+    trim(g, &comp);
+
+    // Forward–backward from the pivot of largest in·out degree.
+    let pivot = (0..n as VertexId)
+        .into_par_iter()
+        .filter(|&v| live(v))
+        .max_by_key(|&v| {
+            (
+                (g.out_degree(v) as u64) * (g.in_degree(v) as u64),
+                std::cmp::Reverse(v),
+            )
+        });
+    if let Some(p) = pivot {
+        let fwd = reach(g, &[p], true, |v| live(v));
+        let bwd = reach(g, &[p], false, |v| fwd[v as usize].load(Ordering::Relaxed));
+        let members: Vec<VertexId> = (0..n as VertexId)
+            .into_par_iter()
+            .filter(|&v| bwd[v as usize].load(Ordering::Relaxed))
+            .collect();
+        let label = members.first().copied().unwrap_or(p);
+        members
+            .par_iter()
+            .for_each(|&v| comp[v as usize].store(label, Ordering::Relaxed));
+    }
+
+    // Colouring rounds on what is left.
+    let mut remaining: Vec<VertexId> = (0..n as VertexId)
+        .into_par_iter()
+        .filter(|&v| live(v))
+        .collect();
+    let colour: Vec<AtomicU32> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(UNASSIGNED))
+        .collect();
+    let mut rounds = 0;
+    while !remaining.is_empty() {
+        if rounds > 0 && remaining.len() <= SERIAL_CUTOFF {
+            tarjan(
+                g,
+                remaining.iter().copied(),
+                |v| live(v),
+                |members, label| {
+                    for &x in members {
+                        comp[x as usize].store(label, Ordering::Relaxed);
+                    }
+                },
+            );
+            break;
+        }
+        rounds += 1;
+        remaining
+            .par_iter()
+            .for_each(|&v| colour[v as usize].store(v, Ordering::Relaxed));
+        // Min-label propagation along out-edges within the live vertices;
+        // only vertices whose colour dropped push again.
+        let mut frontier = remaining.clone();
+        let changed: Vec<AtomicBool> = (0..n)
+            .into_par_iter()
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        while !frontier.is_empty() {
+            frontier = frontier
+                .par_iter()
+                .with_max_len(64)
+                .flat_map_iter(|&v| {
+                    let c = colour[v as usize].load(Ordering::Relaxed);
+                    let (colour, changed) = (&colour, &changed);
+                    g.out_neighbors(v).iter().copied().filter(move |&u| {
+                        live(u)
+                            && colour[u as usize].fetch_min(c, Ordering::Relaxed) > c
+                            && !changed[u as usize].swap(true, Ordering::Relaxed)
+                    })
+                })
+                .collect();
+            frontier
+                .par_iter()
+                .for_each(|&v| changed[v as usize].store(false, Ordering::Relaxed));
+        }
+        // Roots: vertices that kept their own id. Backward BFS within each
+        // colour from its root finds the root's component.
+        let roots: Vec<VertexId> = remaining
+            .par_iter()
+            .copied()
+            .filter(|&v| colour[v as usize].load(Ordering::Relaxed) == v)
+            .collect();
+        let found = reach_coloured(g, &roots, &colour, &comp);
+        found.par_iter().for_each(|&v| {
+            comp[v as usize].store(
+                colour[v as usize].load(Ordering::Relaxed),
+                Ordering::Relaxed,
+            )
+        });
+        remaining = remaining.par_iter().copied().filter(|&v| live(v)).collect();
+    }
+
+    let component: Vec<u32> = comp.into_iter().map(AtomicU32::into_inner).collect();
+    let count = (0..n)
+        .into_par_iter()
+        .filter(|&v| component[v] == v as u32)
+        .count();
+    Ok(Output { component, count })
+}
+
+/// Repeatedly removes live vertices with no live in- or out-neighbour (other
+/// than themselves) as singleton components.
+fn trim(g: &Graph, comp: &[AtomicU32]) {
+    let n = g.num_vertices();
+    // Counters of live in- and out-neighbours, self-loops excluded.
+    let count_non_self =
+        |v: VertexId, nb: &[VertexId]| nb.iter().filter(|&&u| u != v).count() as u32;
+    let indeg: Vec<AtomicU32> = (0..n as VertexId)
+        .into_par_iter()
+        .map(|v| AtomicU32::new(count_non_self(v, g.in_neighbors(v))))
+        .collect();
+    let outdeg: Vec<AtomicU32> = (0..n as VertexId)
+        .into_par_iter()
+        .map(|v| AtomicU32::new(count_non_self(v, g.out_neighbors(v))))
+        .collect();
+    let claim = |v: VertexId| {
+        comp[v as usize]
+            .compare_exchange(UNASSIGNED, v, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    };
+    let mut frontier: Vec<VertexId> = (0..n as VertexId)
+        .into_par_iter()
+        .filter(|&v| {
+            (indeg[v as usize].load(Ordering::Relaxed) == 0
+                || outdeg[v as usize].load(Ordering::Relaxed) == 0)
+                && claim(v)
+        })
+        .collect();
+    while !frontier.is_empty() {
+        frontier = frontier
+            .par_iter()
+            .with_max_len(64)
+            .flat_map_iter(|&v| {
+                let (indeg, outdeg) = (&indeg, &outdeg);
+                let via_out = g.out_neighbors(v).iter().copied().filter(move |&u| {
+                    u != v && indeg[u as usize].fetch_sub(1, Ordering::Relaxed) == 1
+                });
+                let via_in = g.in_neighbors(v).iter().copied().filter(move |&u| {
+                    u != v && outdeg[u as usize].fetch_sub(1, Ordering::Relaxed) == 1
+                });
+                via_out.chain(via_in).filter(|&u| claim(u))
+            })
+            .collect();
+    }
+}
+
+/// Level-synchronous parallel BFS from `seeds` along out-edges (`forward`)
+/// or in-edges, visiting only vertices where `allowed` holds. Returns the
+/// visited flags (seeds included).
+fn reach(
+    g: &Graph,
+    seeds: &[VertexId],
+    forward: bool,
+    allowed: impl Fn(VertexId) -> bool + Sync,
+) -> Vec<AtomicBool> {
+    let n = g.num_vertices();
+    let seen: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    for &s in seeds {
+        seen[s as usize].store(true, Ordering::Relaxed);
+    }
+    let mut frontier = seeds.to_vec();
+    while !frontier.is_empty() {
+        frontier = frontier
+            .par_iter()
+            .with_max_len(64)
+            .flat_map_iter(|&v| {
+                let nb = if forward {
+                    g.out_neighbors(v)
+                } else {
+                    g.in_neighbors(v)
+                };
+                let (seen, allowed) = (&seen, &allowed);
+                nb.iter()
+                    .copied()
+                    .filter(move |&u| allowed(u) && !seen[u as usize].swap(true, Ordering::Relaxed))
+            })
+            .collect();
+    }
+    seen
+}
+
+/// Backward BFS from every root at once, each staying within its root's
+/// colour and among unassigned vertices. Returns the vertices reached.
+fn reach_coloured(
+    g: &Graph,
+    roots: &[VertexId],
+    colour: &[AtomicU32],
+    comp: &[AtomicU32],
+) -> Vec<VertexId> {
+    let n = g.num_vertices();
+    let seen: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    for &r in roots {
+        seen[r as usize].store(true, Ordering::Relaxed);
+    }
+    let mut all = roots.to_vec();
+    let mut frontier = roots.to_vec();
+    while !frontier.is_empty() {
+        frontier = frontier
+            .par_iter()
+            .with_max_len(64)
+            .flat_map_iter(|&v| {
+                let c = colour[v as usize].load(Ordering::Relaxed);
+                let seen = &seen;
+                g.in_neighbors(v).iter().copied().filter(move |&u| {
+                    comp[u as usize].load(Ordering::Relaxed) == UNASSIGNED
+                        && colour[u as usize].load(Ordering::Relaxed) == c
+                        && !seen[u as usize].swap(true, Ordering::Relaxed)
+                })
+            })
+            .collect();
+        all.extend_from_slice(&frontier);
+    }
+    all
+}
+
+/// Computes the components sequentially by Tarjan's algorithm, with an
+/// explicit stack instead of recursion.
+pub fn reference(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
+    let n = g.num_vertices();
+    let mut component = vec![UNASSIGNED; n];
+    let mut count = 0;
+    tarjan(
+        g,
+        0..n as VertexId,
+        |_| true,
+        |members, label| {
+            for &x in members {
+                component[x as usize] = label;
+            }
+            count += 1;
+        },
+    );
+    Ok(Output { component, count })
+}
+
+/// Iterative Tarjan over the subgraph induced by the vertices where
+/// `allowed` holds, starting DFS trees at `starts` in order. Calls
+/// `found(members, smallest id)` once per component.
+fn tarjan(
+    g: &Graph,
+    starts: impl Iterator<Item = VertexId>,
+    allowed: impl Fn(VertexId) -> bool,
+    mut found: impl FnMut(&[VertexId], u32),
+) {
+    let n = g.num_vertices();
+    let mut index = vec![UNASSIGNED; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<VertexId> = Vec::new();
+    let mut next_index = 0u32;
+    // Call stack of (vertex, position in its out-neighbour list).
+    let mut calls: Vec<(VertexId, usize)> = Vec::new();
+    for root in starts {
+        if index[root as usize] != UNASSIGNED || !allowed(root) {
+            continue;
+        }
+        calls.push((root, 0));
+        index[root as usize] = next_index;
+        low[root as usize] = next_index;
+        next_index += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(&mut (v, ref mut pos)) = calls.last_mut() {
+            let nb = g.out_neighbors(v);
+            if *pos < nb.len() {
+                let w = nb[*pos];
+                *pos += 1;
+                if !allowed(w) {
+                    continue;
+                }
+                if index[w as usize] == UNASSIGNED {
+                    index[w as usize] = next_index;
+                    low[w as usize] = next_index;
+                    next_index += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent as usize] = low[parent as usize].min(low[v as usize]);
+            }
+            if low[v as usize] == index[v as usize] {
+                let start = stack.iter().rposition(|&x| x == v).unwrap_or(0);
+                let members = stack.split_off(start);
+                for &x in &members {
+                    on_stack[x as usize] = false;
+                }
+                let label = members.iter().copied().min().unwrap_or(v);
+                found(&members, label);
+            }
+        }
+    }
+}
+
+/// Checks `out` against Kosaraju's algorithm (iterative): the partition into
+/// components must be the same, every label must be the smallest id of its
+/// component, and `count` must match. Names the vertex that disagrees.
+pub fn verify(g: &Graph, _cfg: &Config, out: &Output) -> Result<(), VerifyError> {
+    let n = g.num_vertices();
+    if out.component.len() != n {
+        return Err(VerifyError::new(format!(
+            "component has {} entries for {n} vertices",
+            out.component.len()
+        )));
+    }
+    let want = kosaraju(g);
+    if let Some(v) = (0..n).find(|&v| want[v] != out.component[v]) {
+        let w = out.component[v];
+        let why = if (w as usize) < n && want[w as usize] == want[v] {
+            format!("{w} is in its component but {} is its smallest id", want[v])
+        } else {
+            format!("its component's smallest id is {}", want[v])
+        };
+        return Err(VerifyError::new(format!(
+            "vertex {v} is labelled {w}, but {why}"
+        )));
+    }
+    let count = (0..n).filter(|&v| want[v] == v as u32).count();
+    if count != out.count {
+        return Err(VerifyError::new(format!(
+            "count is {} but there are {count} components",
+            out.count
+        )));
+    }
+    Ok(())
+}
+
+/// Kosaraju's algorithm: finishing order of a DFS on out-edges, then DFS on
+/// in-edges in reverse finishing order; each second-pass tree is a
+/// component. Labels are then replaced by the smallest member id.
+fn kosaraju(g: &Graph) -> Vec<u32> {
+    let n = g.num_vertices();
+    let mut visited = vec![false; n];
+    let mut finish: Vec<VertexId> = Vec::with_capacity(n);
+    let mut calls: Vec<(VertexId, usize)> = Vec::new();
+    for root in 0..n as VertexId {
+        if visited[root as usize] {
+            continue;
+        }
+        visited[root as usize] = true;
+        calls.push((root, 0));
+        while let Some(&mut (v, ref mut pos)) = calls.last_mut() {
+            let nb = g.out_neighbors(v);
+            if let Some(&w) = nb.get(*pos) {
+                *pos += 1;
+                if !visited[w as usize] {
+                    visited[w as usize] = true;
+                    calls.push((w, 0));
+                }
+            } else {
+                finish.push(v);
+                calls.pop();
+            }
+        }
+    }
+    let mut tree = vec![UNASSIGNED; n];
+    let mut todo: Vec<VertexId> = Vec::new();
+    for &root in finish.iter().rev() {
+        if tree[root as usize] != UNASSIGNED {
+            continue;
+        }
+        tree[root as usize] = root;
+        todo.push(root);
+        while let Some(v) = todo.pop() {
+            for &w in g.in_neighbors(v) {
+                if tree[w as usize] == UNASSIGNED {
+                    tree[w as usize] = root;
+                    todo.push(w);
+                }
+            }
+        }
+    }
+    let mut smallest = vec![UNASSIGNED; n];
+    for v in 0..n {
+        let t = tree[v] as usize;
+        smallest[t] = smallest[t].min(v as u32);
+    }
+    (0..n).map(|v| smallest[tree[v] as usize]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::triangles::testkit::{arb_graph, graph};
+    use super::*;
+    use crate::with_threads;
+    use proptest::prelude::*;
+
+    #[test]
+    fn two_cycles_joined_by_a_bridge_and_a_tail() {
+        // 0 -> 1 -> 2 -> 0, 2 -> 3, 3 -> 4 -> 3, 4 -> 5, isolated 6.
+        let e = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 3), (4, 5)];
+        let g = graph(7, &e, true);
+        let out = run(&g, &Config::default()).unwrap();
+        assert_eq!(out.component, vec![0, 0, 0, 3, 3, 5, 6]);
+        assert_eq!(out.count, 4);
+        assert_eq!(out, reference(&g, &Config::default()).unwrap());
+        verify(&g, &Config::default(), &out).unwrap();
+    }
+
+    #[test]
+    fn undirected_components_are_connected_components() {
+        let g = graph(6, &[(5, 3), (3, 4), (1, 2), (0, 0)], false);
+        let out = run(&g, &Config::default()).unwrap();
+        assert_eq!(out.component, vec![0, 1, 1, 3, 3, 3]);
+        assert_eq!(out.count, 3);
+    }
+
+    #[test]
+    fn a_long_cycle_and_a_long_path_do_not_overflow_the_stack() {
+        let n = 200_000u32;
+        let mut e: Vec<(u32, u32)> = (0..n - 1).map(|v| (v, v + 1)).collect();
+        let g = graph(n as usize, &e, true);
+        let out = reference(&g, &Config::default()).unwrap();
+        assert_eq!(out.count, n as usize);
+        verify(&g, &Config::default(), &out).unwrap();
+        e.push((n - 1, 0));
+        let g = graph(n as usize, &e, true);
+        let out = run(&g, &Config::default()).unwrap();
+        assert_eq!(out.count, 1);
+        assert_eq!(out, reference(&g, &Config::default()).unwrap());
+    }
+
+    #[test]
+    fn chains_of_two_cycles_take_several_colouring_rounds() {
+        // 1500 two-cycles {2i, 2i+1}, chained upwards or downwards: more
+        // than the serial cut-off remains after forward-backward.
+        for upwards in [true, false] {
+            let mut e = Vec::new();
+            for i in 0..1500u32 {
+                e.push((2 * i, 2 * i + 1));
+                e.push((2 * i + 1, 2 * i));
+                if i > 0 {
+                    e.push(if upwards {
+                        (2 * i - 1, 2 * i)
+                    } else {
+                        (2 * i, 2 * i - 1)
+                    });
+                }
+            }
+            let g = graph(3000, &e, true);
+            let want = reference(&g, &Config::default()).unwrap();
+            assert_eq!(want.count, 1500);
+            for t in [1, 2, 4] {
+                let got = with_threads(t, || run(&g, &Config::default()))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(got, want);
+            }
+        }
+    }
+
+    #[test]
+    fn verifier_rejects_merged_split_and_non_minimal_labels() {
+        let e = [(0, 1), (1, 0), (1, 2)];
+        let g = graph(3, &e, true);
+        let cfg = Config::default();
+        let not_min = Output {
+            component: vec![1, 1, 2],
+            count: 2,
+        };
+        let err = verify(&g, &cfg, &not_min).unwrap_err();
+        assert!(err.0.contains("vertex 0"), "{err}");
+        let merged = Output {
+            component: vec![0, 0, 0],
+            count: 1,
+        };
+        let err = verify(&g, &cfg, &merged).unwrap_err();
+        assert!(err.0.contains("vertex 2"), "{err}");
+        let miscounted = Output {
+            component: vec![0, 0, 2],
+            count: 3,
+        };
+        assert!(verify(&g, &cfg, &miscounted).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn run_matches_reference_at_any_thread_count(g in arb_graph(40)) {
+            let cfg = Config::default();
+            let want = reference(&g, &cfg).unwrap();
+            for t in [1, 2, 4] {
+                let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
+                prop_assert_eq!(&got, &want);
+            }
+            prop_assert!(verify(&g, &cfg, &want).is_ok());
+        }
+    }
+}
