@@ -431,8 +431,6 @@ fn compare_floats(
     }
 }
 
-// Used by the WCC/SCC tests, which land with their algorithms.
-#[allow(dead_code)]
 /// Same partition: the golden label (an external id) and the engine's label
 /// must determine each other.
 fn compare_partition(
@@ -538,4 +536,18 @@ fn lcc_matches_networkx_and_graphalytics() {
         }
     }
     report.finish("lcc");
+}
+
+#[test]
+fn scc_matches_networkx() {
+    let mut report = Report::default();
+    for g in graphs() {
+        let Some(want) = g.expected("scc") else {
+            continue;
+        };
+        let out = algo::scc::run(&g.graph, &algo::scc::Config::default())
+            .unwrap_or_else(|e| panic!("{}/scc: {e}", g.name));
+        compare_partition(&mut report, g, "scc", &want, &out.component);
+    }
+    report.finish("scc");
 }
