@@ -24,6 +24,7 @@
 //! [`StepOptions`] force one. The laws a program must obey so that every
 //! executor gives the same result are listed on [`VertexProgram`].
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use plexus_graph::{Adjacency, Graph, VertexId, Weight};
 use rayon::prelude::*;
@@ -355,6 +356,46 @@ impl Executor for InMemory<'_> {
     }
 }
 
+/// An `f64` that threads may load and store concurrently (its bits in an
+/// `AtomicU64`), for per-vertex program state such as ranks and distances.
+#[derive(Debug, Default)]
+pub struct AtomicF64(AtomicU64);
+
+impl AtomicF64 {
+    /// A cell holding `x`.
+    pub fn new(x: f64) -> Self {
+        AtomicF64(AtomicU64::new(x.to_bits()))
+    }
+
+    /// The current value.
+    #[inline(always)]
+    pub fn load(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Replaces the value.
+    #[inline(always)]
+    pub fn store(&self, x: f64) {
+        self.0.store(x.to_bits(), Ordering::Relaxed)
+    }
+
+    /// Lowers the value to `x` if `x` is smaller; returns whether it did.
+    /// Both the stored value and `x` must be `>= 0` (or `+∞`), where the
+    /// order of the IEEE bit patterns is the order of the numbers, so a
+    /// single integer `fetch_min` suffices.
+    #[inline(always)]
+    pub fn fetch_min_nonnegative(&self, x: f64) -> bool {
+        debug_assert!(x >= 0.0 || x.is_nan());
+        let bits = x.to_bits();
+        bits < self.0.fetch_min(bits, Ordering::Relaxed)
+    }
+
+    /// Consumes the cell and returns the value.
+    pub fn into_inner(self) -> f64 {
+        f64::from_bits(self.0.into_inner())
+    }
+}
+
 /// Vertices per block of [`deterministic_sum`].
 const SUM_BLOCK: usize = 1024;
 
@@ -450,7 +491,7 @@ mod tests {
     use super::*;
     use crate::edge_map::Direction;
     use plexus_graph::BuildOptions;
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::atomic::AtomicU32;
 
     /// Gemini's CC example (Figure 4): min-label propagation.
     struct MinLabel {
@@ -555,6 +596,16 @@ mod tests {
         let s1 = crate::with_threads(1, || exec.vertex_sum(|v| 0.1 * v as f64)).unwrap();
         let s4 = crate::with_threads(4, || exec.vertex_sum(|v| 0.1 * v as f64)).unwrap();
         assert_eq!(s1.to_bits(), s4.to_bits());
+    }
+
+    #[test]
+    fn atomic_f64_min_orders_non_negative_values_like_numbers() {
+        let a = AtomicF64::new(f64::INFINITY);
+        assert!(a.fetch_min_nonnegative(3.5));
+        assert!(!a.fetch_min_nonnegative(4.0));
+        assert!(a.fetch_min_nonnegative(0.0));
+        assert!(!a.fetch_min_nonnegative(0.0));
+        assert_eq!(a.into_inner(), 0.0);
     }
 
     #[test]
