@@ -1,1 +1,686 @@
-//! (being written)
+//! Betweenness centrality (shortest-path, unweighted).
+//!
+//! **Returns** [`Output`]: `centrality[v]` (f64) is, over ordered pairs
+//! `(s, t)` with `s` a source, `s ≠ v ≠ t`, the sum of the fractions of
+//! shortest `s → t` paths that pass through `v`, rescaled *exactly* as
+//! NetworkX `betweenness_centrality(G, k, normalized, endpoints=False)`
+//! (its `_rescale`, networkx main at commit 00bd223, read 2026), with
+//! `n = |V|`:
+//! - `n < 3`: no rescaling (every value is 0 anyway).
+//! - all vertices as sources: `normalized` divides by `(n−1)(n−2)`;
+//!   otherwise undirected graphs are halved (each unordered pair counted once)
+//!   and directed graphs are left as they are.
+//! - `k < n` sources (sampled or given): a source vertex is multiplied by
+//!   `1/((k−1)(n−2))` (normalized) or `(n−1)/((k−1)·c)`, a non-source by
+//!   `1/(k(n−2))` or `(n−1)/(k·c)`, where `c` is 2 for undirected graphs
+//!   and 1 for directed ones. With `k = 1` the source's value is NaN
+//!   (undefined 0/0), as in NetworkX.
+//!
+//! `sources_used` is the number of sources. Sampled sources are drawn
+//! without replacement by a seeded Xoshiro256++ (see [`pick_sources`]), so
+//! they differ from NetworkX's for the same seed; `k = n` counts as exact.
+//!
+//! **Input.** Any graph; paths follow out-edges and count hops (weights are
+//! ignored). Duplicate edges count once (NetworkX `Graph`/`DiGraph`
+//! semantics) and self-loops never lie on a shortest path. Unreachable
+//! pairs contribute nothing; isolated vertices score 0.
+//!
+//! **Method.** Brandes, "A faster algorithm for betweenness centrality"
+//! (J. Math. Sociol. 2001): a BFS per source counting shortest paths
+//! (`σ`), then dependencies accumulated in reverse BFS order, here in the
+//! successor (pull) form used by GAPBS `bc.cc`, so no predecessor lists are
+//! stored. Sources are processed in parallel, each worker with its own
+//! BFS arrays; partial sums are combined along a tree fixed by the source
+//! list alone, so the result is bit-identical at any thread count.
+//! `O(k·m)` work.
+//!
+//! **Executor fit.** In-memory only as written (per-source state for every
+//! vertex); a frontier-parallel BFS per source would fit the vertex-program
+//! form and is left for later.
+
+use plexus_graph::{Graph, VertexId};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+
+use crate::error::{AlgoError, VerifyError};
+
+/// Default of [`Config::normalized`], as in NetworkX.
+pub const DEFAULT_NORMALIZED: bool = true;
+/// Default seed of the source sampler.
+pub const DEFAULT_SEED: u64 = 0x5EED_BE77_4EED;
+/// Graphs with at most this many vertices are verified by pair enumeration;
+/// larger ones by the sum identity.
+pub const VERIFY_PAIRS_LIMIT: usize = 200;
+/// Relative tolerance of the verifier.
+pub const VERIFY_TOLERANCE: f64 = 1e-9;
+
+/// Distance of a vertex not reached (internal).
+const UNREACHED: u32 = u32::MAX;
+
+/// Parameters of betweenness centrality.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Number of sources to sample (NetworkX `k`); `None` = every vertex.
+    /// Must be in `1..=|V|`; cannot be combined with `sources`.
+    pub samples: Option<usize>,
+    /// Seed of the sampler; default [`DEFAULT_SEED`].
+    pub seed: u64,
+    /// Rescale by the number of pairs (see the module docs); default
+    /// [`DEFAULT_NORMALIZED`].
+    pub normalized: bool,
+    /// Explicit sources (distinct, non-empty), treated like a sample of
+    /// `sources.len()` vertices for rescaling. `None` = use `samples`.
+    pub sources: Option<Vec<VertexId>>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            samples: None,
+            seed: DEFAULT_SEED,
+            normalized: DEFAULT_NORMALIZED,
+            sources: None,
+        }
+    }
+}
+
+/// Betweenness centrality.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    /// Rescaled centrality of each vertex, indexed by internal id.
+    pub centrality: Vec<f64>,
+    /// Number of sources whose shortest paths were counted.
+    pub sources_used: usize,
+}
+
+/// The sources `cfg` asks for, sorted ascending, or `None` when every vertex
+/// is a source (no sampling, or `k = |V|`). Shared by `run`, `reference`
+/// and `verify`, so all three see the same sample.
+pub fn pick_sources(g: &Graph, cfg: &Config) -> Result<Option<Vec<VertexId>>, AlgoError> {
+    let n = g.num_vertices();
+    let mut chosen = match (&cfg.sources, cfg.samples) {
+        (Some(_), Some(_)) => {
+            return Err(AlgoError::InvalidParameter(
+                "give either samples or sources, not both".into(),
+            ))
+        }
+        (None, None) => return Ok(None),
+        (None, Some(k)) => {
+            if k == 0 || k > n {
+                return Err(AlgoError::InvalidParameter(format!(
+                    "samples = {k} must be between 1 and the number of vertices ({n})"
+                )));
+            }
+            if k == n {
+                return Ok(None);
+            }
+            // Partial Fisher–Yates shuffle: the first k entries.
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+            let mut all: Vec<VertexId> = (0..n as VertexId).collect();
+            for i in 0..k {
+                let j = rng.gen_range(i..n);
+                all.swap(i, j);
+            }
+            all.truncate(k);
+            all
+        }
+        (Some(s), None) => {
+            if s.is_empty() {
+                return Err(AlgoError::InvalidParameter("sources is empty".into()));
+            }
+            if let Some(&v) = s.iter().find(|&&v| v as usize >= n) {
+                return Err(AlgoError::NoSuchVertex(u64::from(v)));
+            }
+            s.clone()
+        }
+    };
+    chosen.sort_unstable();
+    if let Some(w) = chosen.windows(2).find(|w| w[0] == w[1]) {
+        return Err(AlgoError::InvalidParameter(format!(
+            "source {} is given twice",
+            w[0]
+        )));
+    }
+    Ok(if chosen.len() == n {
+        None
+    } else {
+        Some(chosen)
+    })
+}
+
+/// The factor NetworkX's `_rescale` applies to vertex `v` (see the module
+/// docs); `sampled` is the source list when not every vertex is a source.
+fn scale_of(g: &Graph, cfg: &Config, sampled: Option<&[VertexId]>, v: VertexId) -> f64 {
+    let n = g.num_vertices() as f64;
+    if g.num_vertices() < 3 {
+        return 1.0;
+    }
+    let c = if g.is_directed() { 1.0 } else { 2.0 };
+    match sampled {
+        None => {
+            if cfg.normalized {
+                1.0 / ((n - 1.0) * (n - 2.0))
+            } else {
+                1.0 / c
+            }
+        }
+        Some(s) => {
+            let k = s.len() as f64;
+            let is_source = s.binary_search(&v).is_ok();
+            let kk = if is_source { k - 1.0 } else { k };
+            if kk == 0.0 {
+                f64::NAN
+            } else if cfg.normalized {
+                1.0 / (kk * (n - 2.0))
+            } else {
+                (n - 1.0) / (kk * c)
+            }
+        }
+    }
+}
+
+fn rescale(g: &Graph, cfg: &Config, sampled: Option<&[VertexId]>, raw: Vec<f64>) -> Vec<f64> {
+    raw.into_par_iter()
+        .enumerate()
+        .map(|(v, x)| x * scale_of(g, cfg, sampled, v as VertexId))
+        .collect()
+}
+
+/// Per-worker BFS state, reset after each source in time proportional to
+/// the vertices it reached.
+struct Scratch {
+    dist: Vec<u32>,
+    sigma: Vec<f64>,
+    delta: Vec<f64>,
+    order: Vec<VertexId>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Self {
+        Scratch {
+            dist: vec![UNREACHED; n],
+            sigma: vec![0.0; n],
+            delta: vec![0.0; n],
+            order: Vec::new(),
+        }
+    }
+
+    /// Adds the dependencies of source `s` to `bc` (Brandes, successor form).
+    fn accumulate(&mut self, g: &Graph, s: VertexId, bc: &mut [f64]) {
+        let Scratch {
+            dist,
+            sigma,
+            delta,
+            order,
+        } = self;
+        order.clear();
+        dist[s as usize] = 0;
+        sigma[s as usize] = 1.0;
+        order.push(s);
+        let mut head = 0;
+        while head < order.len() {
+            let v = order[head];
+            head += 1;
+            let dv = dist[v as usize];
+            let mut prev = None;
+            for &w in g.out_neighbors(v) {
+                if prev == Some(w) {
+                    continue;
+                }
+                prev = Some(w);
+                if dist[w as usize] == UNREACHED {
+                    dist[w as usize] = dv + 1;
+                    order.push(w);
+                }
+                if dist[w as usize] == dv + 1 {
+                    sigma[w as usize] += sigma[v as usize];
+                }
+            }
+        }
+        for &v in order.iter().rev() {
+            let dv = dist[v as usize];
+            let mut dep = 0.0;
+            let mut prev = None;
+            for &w in g.out_neighbors(v) {
+                if prev == Some(w) {
+                    continue;
+                }
+                prev = Some(w);
+                if dist[w as usize] == dv + 1 {
+                    dep += (1.0 + delta[w as usize]) / sigma[w as usize];
+                }
+            }
+            delta[v as usize] = sigma[v as usize] * dep;
+            if v != s {
+                bc[v as usize] += delta[v as usize];
+            }
+        }
+        for &v in order.iter() {
+            dist[v as usize] = UNREACHED;
+            sigma[v as usize] = 0.0;
+            delta[v as usize] = 0.0;
+        }
+    }
+}
+
+/// Sources per leaf of the reduction tree: depends only on the number of
+/// sources, never on the thread count.
+fn leaf_size(k: usize) -> usize {
+    k.div_ceil(256).max(8)
+}
+
+/// Raw (unscaled) sums over `sources`, split in halves down to leaves of
+/// `leaf` sources; the tree depends only on the source list.
+fn raw_sums(g: &Graph, sources: &[VertexId], leaf: usize) -> Vec<f64> {
+    let n = g.num_vertices();
+    if sources.len() <= leaf {
+        let mut bc = vec![0.0; n];
+        let mut scratch = Scratch::new(n);
+        for &s in sources {
+            scratch.accumulate(g, s, &mut bc);
+        }
+        return bc;
+    }
+    let (a, b) = sources.split_at(sources.len() / 2);
+    let (mut x, y) = rayon::join(|| raw_sums(g, a, leaf), || raw_sums(g, b, leaf));
+    x.par_iter_mut()
+        .zip(y.par_iter())
+        .for_each(|(p, q)| *p += q);
+    x
+}
+
+/// Computes betweenness in parallel over sources.
+pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
+    let sampled = pick_sources(g, cfg)?;
+    let all: Vec<VertexId>;
+    let sources: &[VertexId] = match &sampled {
+        Some(s) => s,
+        None => {
+            all = (0..g.num_vertices() as VertexId).collect();
+            &all
+        }
+    };
+    let raw = raw_sums(g, sources, leaf_size(sources.len()));
+    Ok(Output {
+        centrality: rescale(g, cfg, sampled.as_deref(), raw),
+        sources_used: sources.len(),
+    })
+}
+
+/// Computes betweenness sequentially: Brandes with explicit predecessor
+/// lists, one source after another.
+pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
+    let n = g.num_vertices();
+    let sampled = pick_sources(g, cfg)?;
+    let sources: Vec<VertexId> = sampled
+        .clone()
+        .unwrap_or_else(|| (0..n as VertexId).collect());
+    let mut bc = vec![0.0; n];
+    for &s in &sources {
+        let mut dist = vec![UNREACHED; n];
+        let mut sigma = vec![0.0f64; n];
+        let mut preds: Vec<Vec<VertexId>> = vec![Vec::new(); n];
+        let mut order = Vec::new();
+        let mut queue = std::collections::VecDeque::from([s]);
+        dist[s as usize] = 0;
+        sigma[s as usize] = 1.0;
+        while let Some(v) = queue.pop_front() {
+            order.push(v);
+            let mut nb = g.out_neighbors(v).to_vec();
+            nb.dedup();
+            for w in nb {
+                if dist[w as usize] == UNREACHED {
+                    dist[w as usize] = dist[v as usize] + 1;
+                    queue.push_back(w);
+                }
+                if dist[w as usize] == dist[v as usize] + 1 {
+                    sigma[w as usize] += sigma[v as usize];
+                    preds[w as usize].push(v);
+                }
+            }
+        }
+        let mut delta = vec![0.0f64; n];
+        for &w in order.iter().rev() {
+            let coeff = (1.0 + delta[w as usize]) / sigma[w as usize];
+            for &v in &preds[w as usize] {
+                delta[v as usize] += sigma[v as usize] * coeff;
+            }
+            if w != s {
+                bc[w as usize] += delta[w as usize];
+            }
+        }
+    }
+    Ok(Output {
+        centrality: rescale(g, cfg, sampled.as_deref(), bc),
+        sources_used: sources.len(),
+    })
+}
+
+/// Checks `out` on any graph: lengths and `sources_used`; no negative
+/// value (NaN only where NetworkX gives NaN); then, undoing the rescaling,
+/// on graphs of at most [`VERIFY_PAIRS_LIMIT`] vertices every value against
+/// an independent count over all pairs (`v` lies on a shortest `s → t` path
+/// iff `d(s,v) + d(v,t) = d(s,t)`, and `σ_sv·σ_vt` of the `σ_st` paths pass
+/// it), and on larger graphs the sum identity
+/// `Σ_v raw(v) = Σ_{s source} Σ_{t reachable, t ≠ s} (d(s,t) − 1)`.
+pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> {
+    let n = g.num_vertices();
+    if out.centrality.len() != n {
+        return Err(VerifyError::new(format!(
+            "centrality has {} entries for {n} vertices",
+            out.centrality.len()
+        )));
+    }
+    let sampled =
+        pick_sources(g, cfg).map_err(|e| VerifyError::new(format!("bad configuration: {e}")))?;
+    let sources: Vec<VertexId> = sampled
+        .clone()
+        .unwrap_or_else(|| (0..n as VertexId).collect());
+    if out.sources_used != sources.len() {
+        return Err(VerifyError::new(format!(
+            "sources_used is {} but the configuration gives {} sources",
+            out.sources_used,
+            sources.len()
+        )));
+    }
+    // Undo the rescaling.
+    let mut raw = vec![0.0; n];
+    for v in 0..n {
+        let scale = scale_of(g, cfg, sampled.as_deref(), v as VertexId);
+        let x = out.centrality[v];
+        if scale.is_nan() {
+            if !x.is_nan() {
+                return Err(VerifyError::new(format!(
+                    "vertex {v} has centrality {x}, but NetworkX's rescaling makes it NaN"
+                )));
+            }
+            continue;
+        }
+        if x.is_nan() || x < 0.0 {
+            return Err(VerifyError::new(format!("vertex {v} has centrality {x}")));
+        }
+        raw[v] = x / scale;
+    }
+    let close = |a: f64, b: f64| (a - b).abs() <= VERIFY_TOLERANCE * (1.0 + a.abs().max(b.abs()));
+    let bfs = |s: VertexId| -> (Vec<u32>, Vec<f64>) {
+        let mut dist = vec![UNREACHED; n];
+        let mut sigma = vec![0.0; n];
+        dist[s as usize] = 0;
+        sigma[s as usize] = 1.0;
+        let mut queue = std::collections::VecDeque::from([s]);
+        while let Some(v) = queue.pop_front() {
+            let mut nb = g.out_neighbors(v).to_vec();
+            nb.dedup();
+            for w in nb {
+                if dist[w as usize] == UNREACHED {
+                    dist[w as usize] = dist[v as usize] + 1;
+                    queue.push_back(w);
+                }
+                if dist[w as usize] == dist[v as usize] + 1 {
+                    sigma[w as usize] += sigma[v as usize];
+                }
+            }
+        }
+        (dist, sigma)
+    };
+    if n <= VERIFY_PAIRS_LIMIT {
+        let all: Vec<(Vec<u32>, Vec<f64>)> = (0..n as VertexId).map(bfs).collect();
+        for v in 0..n {
+            if scale_of(g, cfg, sampled.as_deref(), v as VertexId).is_nan() {
+                continue;
+            }
+            let (dv, sv) = &all[v];
+            let mut want = 0.0;
+            for &s in &sources {
+                let s = s as usize;
+                let (ds, ss) = &all[s];
+                if s == v || ds[v] == UNREACHED {
+                    continue;
+                }
+                for t in 0..n {
+                    if t == s || t == v || dv[t] == UNREACHED {
+                        continue;
+                    }
+                    if ds[v] + dv[t] == ds[t] {
+                        want += ss[v] * sv[t] / ss[t];
+                    }
+                }
+            }
+            if !close(raw[v], want) {
+                return Err(VerifyError::new(format!(
+                    "vertex {v} has raw betweenness {}, but counting shortest paths pair by pair gives {want}",
+                    raw[v]
+                )));
+            }
+        }
+    } else {
+        let want: f64 = sources
+            .par_iter()
+            .map(|&s| {
+                let (d, _) = bfs(s);
+                d.iter()
+                    .filter(|&&x| x != UNREACHED && x > 0)
+                    .map(|&x| f64::from(x - 1))
+                    .sum::<f64>()
+            })
+            .sum();
+        let got: f64 = raw.iter().sum();
+        if !close(got, want) {
+            return Err(VerifyError::new(format!(
+                "raw betweenness sums to {got}, but the interior vertices of all shortest paths number {want}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::triangles::testkit::{arb_graph, graph};
+    use super::*;
+    use crate::with_threads;
+    use proptest::prelude::*;
+
+    fn exact(normalized: bool) -> Config {
+        Config {
+            normalized,
+            ..Config::default()
+        }
+    }
+
+    fn assert_close(a: &[f64], b: &[f64]) {
+        assert_eq!(a.len(), b.len());
+        for (v, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!(
+                (x.is_nan() && y.is_nan()) || (x - y).abs() < 1e-9,
+                "vertex {v}: {x} vs {y}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_path_matches_networkx() {
+        // nx.betweenness_centrality(nx.path_graph(4)) = {0: 0, 1: 2/3, 2: 2/3, 3: 0};
+        // normalized=False gives {1: 2, 2: 2}.
+        let g = graph(4, &[(0, 1), (1, 2), (2, 3)], false);
+        let out = run(&g, &exact(true)).unwrap();
+        assert_close(&out.centrality, &[0.0, 2.0 / 3.0, 2.0 / 3.0, 0.0]);
+        assert_eq!(out.sources_used, 4);
+        let out = run(&g, &exact(false)).unwrap();
+        assert_close(&out.centrality, &[0.0, 2.0, 2.0, 0.0]);
+        verify(&g, &exact(false), &out).unwrap();
+        // As a DiGraph: 1 lies on 0->2, 0->3; 2 on 0->3, 1->3.
+        let g = graph(4, &[(0, 1), (1, 2), (2, 3)], true);
+        let out = run(&g, &exact(false)).unwrap();
+        assert_close(&out.centrality, &[0.0, 2.0, 2.0, 0.0]);
+        let out = run(&g, &exact(true)).unwrap();
+        assert_close(&out.centrality, &[0.0, 2.0 / 6.0, 2.0 / 6.0, 0.0]);
+    }
+
+    #[test]
+    fn two_shortest_paths_share_the_credit() {
+        // A 4-cycle 0-1-2-3-0: 1 and 3 each carry half of the 0..2 paths.
+        let g = graph(4, &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 1), (2, 2)], false);
+        let out = run(&g, &exact(false)).unwrap();
+        assert_close(&out.centrality, &[0.5, 0.5, 0.5, 0.5]);
+        assert_eq!(out, reference(&g, &exact(false)).unwrap());
+    }
+
+    #[test]
+    fn sampled_sources_follow_networkx_rescaling() {
+        // networkx docs: path_graph(3), k = 2 with sources {0, 2},
+        // endpoints=False: raw {1: 2}; vertex 1 is not a source, so it is
+        // scaled by (n-1)/(k·2) = 0.5, or by 1/(k(n-2)) = 0.5 normalized.
+        let g = graph(3, &[(0, 1), (1, 2)], false);
+        let cfg = Config {
+            sources: Some(vec![2, 0]),
+            normalized: false,
+            ..Config::default()
+        };
+        let out = run(&g, &cfg).unwrap();
+        assert_close(&out.centrality, &[0.0, 1.0, 0.0]);
+        assert_eq!(out.sources_used, 2);
+        verify(&g, &cfg, &out).unwrap();
+        let cfg = Config {
+            normalized: true,
+            ..cfg
+        };
+        assert_close(&run(&g, &cfg).unwrap().centrality, &[0.0, 1.0, 0.0]);
+        // One source: its own value is NaN, as in NetworkX.
+        let cfg = Config {
+            sources: Some(vec![1]),
+            ..cfg
+        };
+        let out = run(&g, &cfg).unwrap();
+        assert!(out.centrality[1].is_nan() && out.centrality[0] == 0.0);
+        verify(&g, &cfg, &out).unwrap();
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected() {
+        let g = graph(3, &[(0, 1), (1, 2)], false);
+        let bad = [
+            Config {
+                samples: Some(4),
+                ..Config::default()
+            },
+            Config {
+                samples: Some(0),
+                ..Config::default()
+            },
+            Config {
+                sources: Some(vec![]),
+                ..Config::default()
+            },
+            Config {
+                sources: Some(vec![1, 1]),
+                ..Config::default()
+            },
+            Config {
+                sources: Some(vec![0]),
+                samples: Some(1),
+                ..Config::default()
+            },
+        ];
+        for cfg in bad {
+            assert!(
+                matches!(run(&g, &cfg), Err(AlgoError::InvalidParameter(_))),
+                "{cfg:?}"
+            );
+        }
+        let cfg = Config {
+            sources: Some(vec![3]),
+            ..Config::default()
+        };
+        assert_eq!(run(&g, &cfg), Err(AlgoError::NoSuchVertex(3)));
+        // k = n is exact.
+        let cfg = Config {
+            samples: Some(3),
+            ..Config::default()
+        };
+        assert_eq!(run(&g, &cfg).unwrap(), run(&g, &Config::default()).unwrap());
+    }
+
+    #[test]
+    fn the_sum_identity_checks_large_graphs() {
+        // A 2-D grid of 20 x 15 = 300 vertices (above the pair limit).
+        let (w, h) = (20u32, 15u32);
+        let mut e = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                let v = y * w + x;
+                if x + 1 < w {
+                    e.push((v, v + 1));
+                }
+                if y + 1 < h {
+                    e.push((v, v + w));
+                }
+            }
+        }
+        let g = graph((w * h) as usize, &e, false);
+        let cfg = exact(true);
+        let mut out = run(&g, &cfg).unwrap();
+        verify(&g, &cfg, &out).unwrap();
+        for t in [1, 2, 4] {
+            let again = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
+            assert_eq!(again, out, "{t} threads");
+        }
+        out.centrality[17] *= 1.01;
+        assert!(verify(&g, &cfg, &out).is_err());
+        let cfg = Config {
+            samples: Some(10),
+            ..Config::default()
+        };
+        let out = run(&g, &cfg).unwrap();
+        assert_eq!(out.sources_used, 10);
+        verify(&g, &cfg, &out).unwrap();
+    }
+
+    #[test]
+    fn verifier_names_the_wrong_vertex() {
+        let g = graph(4, &[(0, 1), (1, 2), (2, 3)], false);
+        let cfg = exact(false);
+        let mut out = run(&g, &cfg).unwrap();
+        out.centrality[2] = 1.0;
+        let err = verify(&g, &cfg, &out).unwrap_err();
+        assert!(err.0.contains("vertex 2"), "{err}");
+        out.centrality[2] = -1.0;
+        assert!(verify(&g, &cfg, &out).is_err());
+        out.centrality[2] = 2.0;
+        out.sources_used = 3;
+        assert!(verify(&g, &cfg, &out).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn run_matches_reference_at_any_thread_count(
+            g in arb_graph(30),
+            normalized in any::<bool>(),
+            k in proptest::option::of(1usize..8),
+            seed in any::<u64>(),
+        ) {
+            let cfg = Config {
+                samples: k.map(|k| k.min(g.num_vertices())),
+                seed,
+                normalized,
+                sources: None,
+            };
+            let want = reference(&g, &cfg).unwrap();
+            let first = with_threads(1, || run(&g, &cfg)).unwrap().unwrap();
+            for t in [2, 4] {
+                let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
+                // Bit-identical across thread counts (NaN compares by bits).
+                let bits = |o: &Output| o.centrality.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(&got), bits(&first));
+            }
+            for (v, (a, b)) in first.centrality.iter().zip(&want.centrality).enumerate() {
+                prop_assert!((a.is_nan() && b.is_nan()) || (a - b).abs() < 1e-9, "vertex {} {} vs {}", v, a, b);
+            }
+            prop_assert_eq!(first.sources_used, want.sources_used);
+            let checked = verify(&g, &cfg, &first);
+            prop_assert!(checked.is_ok(), "{:?}", checked);
+        }
+    }
+}
