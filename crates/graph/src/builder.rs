@@ -418,40 +418,40 @@ fn sort_lists(l: &mut Lists) {
     }
 }
 
-/// Removes repeated neighbours from sorted lists by `policy`.
-fn dedup_lists(l: Lists, policy: DuplicatePolicy) -> Lists {
+/// Removes repeated neighbours from sorted lists by `policy`, compacting the
+/// arrays in place (the write position never passes the read position), so
+/// no second copy of the edges is needed.
+fn dedup_lists(mut l: Lists, policy: DuplicatePolicy) -> Lists {
     let n = l.offsets.len() - 1;
-    let mut offsets = Vec::with_capacity(n + 1);
-    let mut nbrs = Vec::with_capacity(l.nbrs.len());
-    let mut weights = l.weights.as_ref().map(|w| Vec::with_capacity(w.len()));
-    offsets.push(0);
+    let mut write = 0usize;
+    let mut start = l.offsets[0] as usize;
     for v in 0..n {
-        let r = l.offsets[v] as usize..l.offsets[v + 1] as usize;
-        for i in r.clone() {
+        let end = l.offsets[v + 1] as usize;
+        let list_start = write;
+        for i in start..end {
             let t = l.nbrs[i];
-            let repeat = i > r.start && l.nbrs[i - 1] == t;
-            if let (Some(ow), Some(iw)) = (weights.as_mut(), l.weights.as_ref()) {
-                if repeat {
-                    if policy == DuplicatePolicy::Sum {
-                        if let Some(last) = ow.last_mut() {
-                            *last += iw[i];
-                        }
-                    }
-                    continue;
+            if write > list_start && l.nbrs[write - 1] == t {
+                if let (Some(w), DuplicatePolicy::Sum) = (l.weights.as_mut(), policy) {
+                    w[write - 1] += w[i];
                 }
-                ow.push(iw[i]);
-            } else if repeat {
                 continue;
             }
-            nbrs.push(t);
+            l.nbrs[write] = t;
+            if let Some(w) = l.weights.as_mut() {
+                w[write] = w[i];
+            }
+            write += 1;
         }
-        offsets.push(nbrs.len() as u64);
+        start = end;
+        l.offsets[v + 1] = write as u64;
     }
-    Lists {
-        offsets,
-        nbrs,
-        weights,
+    l.nbrs.truncate(write);
+    l.nbrs.shrink_to_fit();
+    if let Some(w) = l.weights.as_mut() {
+        w.truncate(write);
+        w.shrink_to_fit();
     }
+    l
 }
 
 /// The in-edge adjacency (CSC) of `out`, lists sorted.

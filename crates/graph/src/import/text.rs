@@ -129,28 +129,14 @@ where
         }
         pos
     };
-    if compression_of(path) == Compression::None {
-        let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
-        let len = file.metadata().map_err(|e| GraphError::io(path, e))?.len();
-        progress.begin("reading", Some(len));
-        if len == 0 {
-            return Ok(out);
-        }
-        // SAFETY: the input is mapped read-only for the duration of the
-        // parse; Plexus does not modify it, and the user is told not to
-        // modify inputs during import (a concurrent truncation would fault).
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| GraphError::io(path, e))?;
-        let data: &[u8] = &map;
-        let start = skip(data, &mut first, &mut line_base);
-        let blocks = split_lines(&data[start..], BLOCK);
-        let per_batch = rayon::current_num_threads() * 4;
-        for batch in blocks.chunks(per_batch) {
-            handle(batch.to_vec(), &mut out, &mut line_base)?;
-        }
-    } else {
-        let total = std::fs::metadata(path).map(|m| m.len()).ok();
-        progress.begin("reading", None);
-        let _ = total;
+    {
+        // Plain files are streamed too (not memory-mapped), so the input's
+        // pages do not stay resident beside the parsed edges.
+        let total = match compression_of(path) {
+            Compression::None => std::fs::metadata(path).map(|m| m.len()).ok(),
+            _ => None,
+        };
+        progress.begin("reading", total);
         let mut reader = open_stream(path)?;
         let mut carry: Vec<u8> = Vec::new();
         let per_batch = rayon::current_num_threads() * 2;
