@@ -47,7 +47,9 @@ impl std::str::FromStr for LoopPolicy {
         match s {
             "keep" => Ok(LoopPolicy::Keep),
             "drop" => Ok(LoopPolicy::Drop),
-            _ => Err(format!("unknown self-loop policy '{s}' (expected keep or drop)")),
+            _ => Err(format!(
+                "unknown self-loop policy '{s}' (expected keep or drop)"
+            )),
         }
     }
 }
@@ -141,8 +143,17 @@ impl Graph {
     /// assert_eq!(g.num_arcs(), 3);
     /// assert_eq!(g.in_neighbors(0), &[2]);
     /// ```
-    pub fn from_edges(n: usize, pairs: &[(VertexId, VertexId)], opts: &BuildOptions) -> Result<Graph> {
-        build(n, EdgeBuffer::from_pairs(pairs), IdMap::Identity { n }, opts)
+    pub fn from_edges(
+        n: usize,
+        pairs: &[(VertexId, VertexId)],
+        opts: &BuildOptions,
+    ) -> Result<Graph> {
+        build(
+            n,
+            EdgeBuffer::from_pairs(pairs),
+            IdMap::Identity { n },
+            opts,
+        )
     }
 
     /// Like [`Graph::from_edges`] with a weight per edge.
@@ -151,7 +162,12 @@ impl Graph {
         triples: &[(VertexId, VertexId, Weight)],
         opts: &BuildOptions,
     ) -> Result<Graph> {
-        build(n, EdgeBuffer::from_triples(triples), IdMap::Identity { n }, opts)
+        build(
+            n,
+            EdgeBuffer::from_triples(triples),
+            IdMap::Identity { n },
+            opts,
+        )
     }
 }
 
@@ -170,7 +186,12 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
             ids.len()
         )));
     }
-    if let Some(bad) = edges.src.par_iter().chain(edges.dst.par_iter()).find_any(|&&v| v as usize >= n) {
+    if let Some(bad) = edges
+        .src
+        .par_iter()
+        .chain(edges.dst.par_iter())
+        .find_any(|&&v| v as usize >= n)
+    {
         return Err(GraphError::InvalidArgument(format!(
             "edge endpoint {bad} is not below the vertex count {n}"
         )));
@@ -219,7 +240,14 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
 
     // Step 6: in-edges.
     let inc = opts.directed.then(|| transpose(&out));
-    Ok(assemble(out, inc, ids, old_of_new, opts.directed, opts.order))
+    Ok(assemble(
+        out,
+        inc,
+        ids,
+        old_of_new,
+        opts.directed,
+        opts.order,
+    ))
 }
 
 /// Computes the derived facts (self-loops, integrality, chunks) and returns
@@ -242,8 +270,12 @@ pub(crate) fn assemble(
         })
         .sum();
     let weighted = out.weights.is_some();
-    let integral_weights =
-        weighted && out.weight_array().unwrap_or(&[]).par_iter().all(|w| w.fract() == 0.0);
+    let integral_weights = weighted
+        && out
+            .weight_array()
+            .unwrap_or(&[])
+            .par_iter()
+            .all(|w| w.fract() == 0.0);
     let chunks = Section::owned(chunk_table(&out, inc.as_ref()));
     Graph {
         meta: GraphMeta {
@@ -357,10 +389,10 @@ fn blocks(offsets: &[EdgeIdx]) -> Vec<usize> {
     let target = (m / (rayon::current_num_threads() as u64 * 64)).max(4096);
     let mut b = vec![0usize];
     let mut last = 0u64;
-    for v in 0..n {
-        if offsets[v] - last >= target || (v - b[b.len() - 1]) >= 65536 {
+    for (v, &off) in offsets[..n].iter().enumerate() {
+        if off - last >= target || (v - b[b.len() - 1]) >= 65536 {
             b.push(v);
-            last = offsets[v];
+            last = off;
         }
     }
     if n > 0 {
@@ -371,7 +403,11 @@ fn blocks(offsets: &[EdgeIdx]) -> Vec<usize> {
 }
 
 /// Splits `data` (indexed by edge) at the block boundaries.
-fn split_by_blocks<'a, T>(mut data: &'a mut [T], offsets: &[EdgeIdx], bounds: &[usize]) -> Vec<&'a mut [T]> {
+fn split_by_blocks<'a, T>(
+    mut data: &'a mut [T],
+    offsets: &[EdgeIdx],
+    bounds: &[usize],
+) -> Vec<&'a mut [T]> {
     let mut parts = Vec::with_capacity(bounds.len());
     for w in bounds.windows(2) {
         let len = (offsets[w[1]] - offsets[w[0]]) as usize;
@@ -406,7 +442,12 @@ fn sort_lists(l: &mut Lists) {
                     for v in bounds[b]..bounds[b + 1] {
                         let r = (offsets[v] - base) as usize..(offsets[v + 1] - base) as usize;
                         tmp.clear();
-                        tmp.extend(np[r.clone()].iter().copied().zip(wp[r.clone()].iter().copied()));
+                        tmp.extend(
+                            np[r.clone()]
+                                .iter()
+                                .copied()
+                                .zip(wp[r.clone()].iter().copied()),
+                        );
                         tmp.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
                         for (k, (t, x)) in tmp.iter().enumerate() {
                             np[r.start + k] = *t;
@@ -488,7 +529,10 @@ fn relabel(a: &Adjacency, old_of_new: &[VertexId], new_of_old: &[VertexId]) -> A
         let offsets = &l.offsets;
         let nparts = split_by_blocks(&mut l.nbrs, offsets, &bounds);
         let mut wparts: Vec<Option<&mut [Weight]>> = match &mut l.weights {
-            Some(w) => split_by_blocks(w, offsets, &bounds).into_iter().map(Some).collect(),
+            Some(w) => split_by_blocks(w, offsets, &bounds)
+                .into_iter()
+                .map(Some)
+                .collect(),
             None => (0..nparts.len()).map(|_| None).collect(),
         };
         nparts
@@ -519,7 +563,8 @@ mod tests {
 
     #[test]
     fn undirected_build_stores_both_arcs_and_loops_once() {
-        let g = Graph::from_edges(3, &[(0, 1), (1, 1), (2, 1)], &BuildOptions::undirected()).unwrap();
+        let g =
+            Graph::from_edges(3, &[(0, 1), (1, 1), (2, 1)], &BuildOptions::undirected()).unwrap();
         assert_eq!(g.out_neighbors(1), &[0, 1, 2]);
         assert_eq!(g.num_arcs(), 5);
         assert_eq!(g.num_edges(), 3);
@@ -564,6 +609,10 @@ mod tests {
 pub(crate) mod tests_support {
     /// Runs `f` on a pool of `n` threads.
     pub fn with_threads<R: Send>(n: usize, f: impl FnOnce() -> R + Send) -> R {
-        rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(f)
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(f)
     }
 }

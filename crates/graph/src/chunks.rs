@@ -48,7 +48,9 @@ pub fn chunk_table(out: &Adjacency, inc: Option<&Adjacency>) -> Vec<Chunk> {
     let io = inc.map(|a| a.offsets());
     let cum = |v: u64| ALPHA * v + oo[v as usize] + io.map_or(0, |o| o[v as usize]);
     let total = cum(n);
-    let k = total.div_ceil(CHUNK_TARGET_COST).clamp(1, n.div_ceil(CHUNK_ALIGN));
+    let k = total
+        .div_ceil(CHUNK_TARGET_COST)
+        .clamp(1, n.div_ceil(CHUNK_ALIGN));
     let mut bounds = vec![0u64];
     for i in 1..k {
         let goal = total * i / k;
@@ -76,7 +78,9 @@ pub fn chunk_table(out: &Adjacency, inc: Option<&Adjacency>) -> Vec<Chunk> {
                 start: s,
                 end: e,
                 out_edges: oo[e as usize] - oo[s as usize],
-                in_edges: io.map_or(oo[e as usize] - oo[s as usize], |o| o[e as usize] - o[s as usize]),
+                in_edges: io.map_or(oo[e as usize] - oo[s as usize], |o| {
+                    o[e as usize] - o[s as usize]
+                }),
             }
         })
         .collect()

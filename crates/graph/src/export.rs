@@ -28,15 +28,26 @@ impl std::str::FromStr for ExportFormat {
             "edgelist" | "el" | "wel" => Ok(ExportFormat::EdgeList),
             "csv" => Ok(ExportFormat::Csv),
             "graphalytics" | "evlp" => Ok(ExportFormat::Graphalytics),
-            _ => Err(format!("unknown export format '{s}' (expected edgelist, csv or graphalytics)")),
+            _ => Err(format!(
+                "unknown export format '{s}' (expected edgelist, csv or graphalytics)"
+            )),
         }
     }
 }
 
 /// Writes to `path` through a temporary file renamed on success.
-pub fn write_atomically(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+pub fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let res = (|| {
         let file = File::create(&tmp)?;
@@ -83,16 +94,31 @@ pub fn export(g: &Graph, path: &Path, format: ExportFormat) -> Result<Vec<PathBu
         }
         ExportFormat::Csv => {
             write_atomically(path, |w| {
-                w.write_all(if g.is_weighted() { b"src,dst,weight\n" } else { b"src,dst\n" })?;
+                w.write_all(if g.is_weighted() {
+                    b"src,dst,weight\n"
+                } else {
+                    b"src,dst\n"
+                })?;
                 write_edges(g, w, b",")
             })?;
             Ok(vec![path.to_path_buf()])
         }
         ExportFormat::Graphalytics => {
             let s = path.to_string_lossy();
-            let stem = s.strip_suffix(".e").or_else(|| s.strip_suffix(".properties")).unwrap_or(&s).to_string();
-            let (vp, ep, pp) = (PathBuf::from(format!("{stem}.v")), PathBuf::from(format!("{stem}.e")), PathBuf::from(format!("{stem}.properties")));
-            let name = Path::new(&stem).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let stem = s
+                .strip_suffix(".e")
+                .or_else(|| s.strip_suffix(".properties"))
+                .unwrap_or(&s)
+                .to_string();
+            let (vp, ep, pp) = (
+                PathBuf::from(format!("{stem}.v")),
+                PathBuf::from(format!("{stem}.e")),
+                PathBuf::from(format!("{stem}.properties")),
+            );
+            let name = Path::new(&stem)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
             write_atomically(&vp, |w| {
                 let mut order: Vec<u32> = (0..g.num_vertices() as u32).collect();
                 order.sort_by_key(|&v| g.ids().external(v));
@@ -104,8 +130,14 @@ pub fn export(g: &Graph, path: &Path, format: ExportFormat) -> Result<Vec<PathBu
             })?;
             write_atomically(&ep, |w| write_edges(g, w, b" "))?;
             write_atomically(&pp, |w| {
-                let vf = vp.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-                let ef = ep.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                let vf = vp
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                let ef = ep
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
                 writeln!(w, "graph.{name}.vertex-file = {vf}")?;
                 writeln!(w, "graph.{name}.edge-file = {ef}")?;
                 writeln!(w, "graph.{name}.meta.vertices = {}", g.num_vertices())?;

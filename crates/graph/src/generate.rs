@@ -89,9 +89,15 @@ fn rng_for(seed: u64, stream: u64) -> Xoshiro256PlusPlus {
 /// number of vertices, the edge buffer and whether the graph is directed.
 pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuffer, bool)> {
     if let Generator::Grid2d { width, height } = kind {
-        let n = width.checked_mul(height).filter(|&n| n < MAX_VERTICES && n > 0).ok_or_else(|| {
-            GraphError::InvalidArgument(format!("a {width}×{height} grid needs 1 to {} vertices", MAX_VERTICES - 1))
-        })?;
+        let n = width
+            .checked_mul(height)
+            .filter(|&n| n < MAX_VERTICES && n > 0)
+            .ok_or_else(|| {
+                GraphError::InvalidArgument(format!(
+                    "a {width}×{height} grid needs 1 to {} vertices",
+                    MAX_VERTICES - 1
+                ))
+            })?;
         let mut src = Vec::new();
         let mut dst = Vec::new();
         for y in 0..height {
@@ -116,13 +122,20 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
         return Ok((n as usize, EdgeBuffer { src, dst, weights }, false));
     }
     if o.scale == 0 || o.scale >= 32 {
-        return Err(GraphError::InvalidArgument(format!("scale {} is out of range (1..=31 for 32-bit ids)", o.scale)));
+        return Err(GraphError::InvalidArgument(format!(
+            "scale {} is out of range (1..=31 for 32-bit ids)",
+            o.scale
+        )));
     }
     if !(o.a >= 0.0 && o.b >= 0.0 && o.c >= 0.0 && o.a + o.b + o.c <= 1.0) {
-        return Err(GraphError::InvalidArgument("R-MAT probabilities must be >= 0 with a + b + c <= 1".into()));
+        return Err(GraphError::InvalidArgument(
+            "R-MAT probabilities must be >= 0 with a + b + c <= 1".into(),
+        ));
     }
     if o.edge_factor == 0 {
-        return Err(GraphError::InvalidArgument("edge factor must be at least 1".into()));
+        return Err(GraphError::InvalidArgument(
+            "edge factor must be at least 1".into(),
+        ));
     }
     let n = 1u64 << o.scale;
     let m = n * o.edge_factor;
@@ -135,7 +148,10 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
             let mut rng = rng_for(o.seed, blk);
             let count = BLOCK.min(m - blk * BLOCK);
             (0..count).map(move |_| match kind {
-                Generator::Uniform => (rng.gen_range(0..n) as VertexId, rng.gen_range(0..n) as VertexId),
+                Generator::Uniform => (
+                    rng.gen_range(0..n) as VertexId,
+                    rng.gen_range(0..n) as VertexId,
+                ),
                 _ => {
                     let (mut u, mut v) = (0u64, 0u64);
                     for _ in 0..scale {
@@ -168,7 +184,10 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
         p
     });
     let (src, dst): (Vec<VertexId>, Vec<VertexId>) = match &perm {
-        Some(p) => pairs.par_iter().map(|&(u, v)| (p[u as usize], p[v as usize])).unzip(),
+        Some(p) => pairs
+            .par_iter()
+            .map(|&(u, v)| (p[u as usize], p[v as usize]))
+            .unzip(),
         None => pairs.par_iter().copied().unzip(),
     };
     drop(pairs);
@@ -178,7 +197,11 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
             .map(|i| rng_for(o.seed ^ 0x5757, i).gen_range(1..=mw.max(1)) as f64)
             .collect()
     });
-    Ok((n as usize, EdgeBuffer { src, dst, weights }, kind == Generator::Rmat))
+    Ok((
+        n as usize,
+        EdgeBuffer { src, dst, weights },
+        kind == Generator::Rmat,
+    ))
 }
 
 /// Generates a graph.
@@ -204,9 +227,15 @@ mod tests {
 
     #[test]
     fn kron_is_deterministic_and_thread_independent() {
-        let o = GenOptions { scale: 8, edge_factor: 4, ..Default::default() };
+        let o = GenOptions {
+            scale: 8,
+            edge_factor: 4,
+            ..Default::default()
+        };
         let a = generate(Generator::Kron, &o).unwrap();
-        let b = crate::builder::tests_support::with_threads(1, || generate(Generator::Kron, &o).unwrap());
+        let b = crate::builder::tests_support::with_threads(1, || {
+            generate(Generator::Kron, &o).unwrap()
+        });
         let ea: Vec<_> = a.arcs().collect();
         let eb: Vec<_> = b.arcs().collect();
         assert_eq!(ea, eb);
@@ -217,7 +246,14 @@ mod tests {
 
     #[test]
     fn grid_has_the_expected_edges() {
-        let g = generate(Generator::Grid2d { width: 3, height: 2 }, &GenOptions::default()).unwrap();
+        let g = generate(
+            Generator::Grid2d {
+                width: 3,
+                height: 2,
+            },
+            &GenOptions::default(),
+        )
+        .unwrap();
         assert_eq!(g.num_vertices(), 6);
         assert_eq!(g.num_edges(), 7);
     }

@@ -27,7 +27,9 @@ impl std::str::FromStr for VertexOrder {
             "none" => Ok(VertexOrder::None),
             "degree" => Ok(VertexOrder::Degree),
             "rcm" => Ok(VertexOrder::Rcm),
-            _ => Err(format!("unknown order '{s}' (expected none, degree or rcm)")),
+            _ => Err(format!(
+                "unknown order '{s}' (expected none, degree or rcm)"
+            )),
         }
     }
 }

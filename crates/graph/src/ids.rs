@@ -118,7 +118,11 @@ impl IdMap {
     }
 
     /// Writes the external id of `v` to `out` without allocating for integers.
-    pub fn write_external(&self, v: VertexId, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
+    pub fn write_external(
+        &self,
+        v: VertexId,
+        out: &mut (impl std::io::Write + ?Sized),
+    ) -> std::io::Result<()> {
         match self {
             IdMap::Identity { .. } => write!(out, "{v}"),
             IdMap::Int { ext, .. } => write!(out, "{}", ext[v as usize]),
@@ -134,7 +138,10 @@ impl IdMap {
     fn str_of(&self, v: VertexId) -> &str {
         match self {
             IdMap::Str { offsets, bytes, .. } => {
-                let (a, b) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
+                let (a, b) = (
+                    offsets[v as usize] as usize,
+                    offsets[v as usize + 1] as usize,
+                );
                 std::str::from_utf8(&bytes[a..b]).unwrap_or("<invalid utf-8>")
             }
             _ => "",
@@ -157,9 +164,11 @@ impl IdMap {
     /// integer maps).
     pub fn lookup_str(&self, s: &str) -> Option<VertexId> {
         match self {
-            IdMap::Identity { .. } | IdMap::Int { .. } => {
-                s.trim().parse::<i64>().ok().and_then(|x| self.lookup_int(x))
-            }
+            IdMap::Identity { .. } | IdMap::Int { .. } => s
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .and_then(|x| self.lookup_int(x)),
             IdMap::Str { sorted, .. } => sorted
                 .binary_search_by(|&v| self.str_of(v).cmp(s))
                 .ok()
@@ -184,7 +193,10 @@ impl IdMap {
                 IdMap::from_ints(old_of_new.iter().map(|&o| ext[o as usize]).collect())
             }
             IdMap::Str { .. } => {
-                let names: Vec<String> = old_of_new.iter().map(|&o| self.str_of(o).to_string()).collect();
+                let names: Vec<String> = old_of_new
+                    .iter()
+                    .map(|&o| self.str_of(o).to_string())
+                    .collect();
                 IdMap::from_strings(&names)
             }
         }

@@ -52,7 +52,12 @@ fn rcm_order(out: &Adjacency, deg: &[u64]) -> Vec<VertexId> {
         while let Some(u) = queue.pop_front() {
             order.push(u);
             nbrs.clear();
-            nbrs.extend(out.neighbors(u).iter().copied().filter(|&w| !seen[w as usize]));
+            nbrs.extend(
+                out.neighbors(u)
+                    .iter()
+                    .copied()
+                    .filter(|&w| !seen[w as usize]),
+            );
             nbrs.sort_unstable_by_key(|&w| (deg[w as usize], w));
             nbrs.dedup();
             for &w in &nbrs {
@@ -78,7 +83,12 @@ mod tests {
 
     #[test]
     fn orders_are_permutations() {
-        let g = Graph::from_edges(6, &[(0, 1), (1, 2), (1, 5), (3, 4), (0, 0)], &BuildOptions::undirected()).unwrap();
+        let g = Graph::from_edges(
+            6,
+            &[(0, 1), (1, 2), (1, 5), (3, 4), (0, 0)],
+            &BuildOptions::undirected(),
+        )
+        .unwrap();
         for o in [VertexOrder::Degree, VertexOrder::Rcm] {
             let p = compute_order(g.out(), o, false);
             assert!(is_permutation(&p), "{o:?} gave {p:?}");

@@ -66,7 +66,7 @@ impl<T: Pod> Section<T> {
 
     /// Size of the elements in bytes.
     pub fn size_bytes(&self) -> u64 {
-        (self.as_slice().len() * std::mem::size_of::<T>()) as u64
+        std::mem::size_of_val(self.as_slice()) as u64
     }
 }
 

@@ -153,7 +153,9 @@ fn valid_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 128
         && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
     if ok {
         Ok(())
     } else {
@@ -192,7 +194,9 @@ impl DataDir {
             });
         }
         fs::create_dir_all(&self.root).map_err(|e| GraphError::io(&self.root, e))?;
-        let tmp = self.root.join(format!(".tmp-{name}-{}", std::process::id()));
+        let tmp = self
+            .root
+            .join(format!(".tmp-{name}-{}", std::process::id()));
         if tmp.exists() {
             fs::remove_dir_all(&tmp).map_err(|e| GraphError::io(&tmp, e))?;
         }
@@ -200,12 +204,13 @@ impl DataDir {
         let result = (|| {
             write_graph_file(&tmp.join(GRAPH_FILE), g)?;
             let meta_path = tmp.join(META_FILE);
-            let text = serde_json::to_string_pretty(prov).map_err(|e| {
-                GraphError::io(&meta_path, std::io::Error::other(e))
-            })?;
+            let text = serde_json::to_string_pretty(prov)
+                .map_err(|e| GraphError::io(&meta_path, std::io::Error::other(e)))?;
             fs::write(&meta_path, text).map_err(|e| GraphError::io(&meta_path, e))?;
             if final_dir.exists() {
-                let trash = self.root.join(format!(".trash-{name}-{}", std::process::id()));
+                let trash = self
+                    .root
+                    .join(format!(".trash-{name}-{}", std::process::id()));
                 fs::rename(&final_dir, &trash).map_err(|e| GraphError::io(&final_dir, e))?;
                 fs::rename(&tmp, &final_dir).map_err(|e| GraphError::io(&final_dir, e))?;
                 fs::remove_dir_all(&trash).map_err(|e| GraphError::io(&trash, e))?;
@@ -297,7 +302,12 @@ impl DataDir {
 /// Total size of the files in a directory (non-recursive is enough here).
 pub fn dir_size(dir: &Path) -> u64 {
     fs::read_dir(dir)
-        .map(|rd| rd.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
         .unwrap_or(0)
 }
 
@@ -399,7 +409,8 @@ pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
     w.write_all(&header).map_err(io)?;
     for (e, (_, bytes)) in entries.iter().zip(&secs) {
         let here = w.stream_position().map_err(io)?;
-        w.write_all(&vec![0u8; (e.offset - here) as usize]).map_err(io)?;
+        w.write_all(&vec![0u8; (e.offset - here) as usize])
+            .map_err(io)?;
         w.write_all(bytes).map_err(io)?;
     }
     let here = w.stream_position().map_err(io)?;
@@ -465,7 +476,10 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
     let bad = |msg: String| GraphError::corrupt(path, msg);
     if b.len() < FIXED_HEADER + 8 {
-        return Err(bad(format!("file is {} bytes, too short for a header", b.len())));
+        return Err(bad(format!(
+            "file is {} bytes, too short for a header",
+            b.len()
+        )));
     }
     if &b[0..8] != MAGIC {
         return Err(bad("bad magic: not a Plexus graph file".into()));
@@ -502,9 +516,13 @@ fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
     for i in 0..count {
         let at = FIXED_HEADER + ENTRY_SIZE * i;
         let code = le_u32(b, at);
-        let kind = SectionKind::from_u32(code).ok_or_else(|| bad(format!("unknown section kind {code}")))?;
+        let kind = SectionKind::from_u32(code)
+            .ok_or_else(|| bad(format!("unknown section kind {code}")))?;
         if le_u32(b, at + 4) as usize != kind.elem_size() {
-            return Err(bad(format!("section {} has a wrong element size", kind.name())));
+            return Err(bad(format!(
+                "section {} has a wrong element size",
+                kind.name()
+            )));
         }
         sections.push(SectionEntry {
             kind,
@@ -560,15 +578,26 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
         len: Option<usize>,
         path: &Path,
     ) -> Result<Section<T>> {
-        let e = e.ok_or_else(|| GraphError::corrupt(path, format!("missing section {}", kind.name())))?;
+        let e =
+            e.ok_or_else(|| GraphError::corrupt(path, format!("missing section {}", kind.name())))?;
         let size = std::mem::size_of::<T>();
         if e.len_bytes % size as u64 != 0 || len.is_some_and(|l| (l * size) as u64 != e.len_bytes) {
             return Err(GraphError::corrupt(
                 path,
-                format!("section {} has length {} bytes, expected {}", kind.name(), e.len_bytes, len.unwrap_or(0) * size),
+                format!(
+                    "section {} has length {} bytes, expected {}",
+                    kind.name(),
+                    e.len_bytes,
+                    len.unwrap_or(0) * size
+                ),
             ));
         }
-        Section::mapped(map.clone(), e.offset as usize, (e.len_bytes / size as u64) as usize).ok_or_else(|| {
+        Section::mapped(
+            map.clone(),
+            e.offset as usize,
+            (e.len_bytes / size as u64) as usize,
+        )
+        .ok_or_else(|| {
             GraphError::corrupt(
                 path,
                 format!(
@@ -591,7 +620,11 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
             None
         };
         if offsets.first() != Some(&0) || offsets.last() != Some(&(m as u64)) {
-            return Err(bad(format!("section {} does not span the {} arcs", o.name(), m)));
+            return Err(bad(format!(
+                "section {} does not span the {} arcs",
+                o.name(),
+                m
+            )));
         }
         Adjacency::new(offsets, targets, weights).map_err(bad)
     };
@@ -623,7 +656,9 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
         (None, None)
     };
     let chunks: Section<Chunk> = get(&map, find(Chunks), Chunks, None, path)?;
-    if n > 0 && (chunks.is_empty() || chunks[0].start != 0 || chunks[chunks.len() - 1].end != n as u64) {
+    if n > 0
+        && (chunks.is_empty() || chunks[0].start != 0 || chunks[chunks.len() - 1].end != n as u64)
+    {
         return Err(bad("chunk table does not cover the vertices".into()));
     }
     Ok(Graph {
@@ -643,15 +678,30 @@ pub fn check_graph_file(path: &Path) -> Result<()> {
     let map = map_file(path)?;
     let h = decode_header(path, &map)?;
     for e in &h.sections {
-        let end = e.offset.checked_add(e.len_bytes).filter(|&end| end <= map.len() as u64).ok_or_else(|| {
-            GraphError::corrupt(path, format!("section {} lies outside the file (truncated?)", e.kind.name()))
-        })?;
+        let end = e
+            .offset
+            .checked_add(e.len_bytes)
+            .filter(|&end| end <= map.len() as u64)
+            .ok_or_else(|| {
+                GraphError::corrupt(
+                    path,
+                    format!(
+                        "section {} lies outside the file (truncated?)",
+                        e.kind.name()
+                    ),
+                )
+            })?;
         let mut hasher = Xxh3::new();
         hasher.update(&map[e.offset as usize..end as usize]);
         if hasher.digest() != e.checksum {
             return Err(GraphError::corrupt(
                 path,
-                format!("checksum mismatch in section {} (bytes {}..{})", e.kind.name(), e.offset, end),
+                format!(
+                    "checksum mismatch in section {} (bytes {}..{})",
+                    e.kind.name(),
+                    e.offset,
+                    end
+                ),
             ));
         }
     }
@@ -660,10 +710,16 @@ pub fn check_graph_file(path: &Path) -> Result<()> {
     for (name, adj) in [("out", Some(g.out())), ("in", g.inc.as_ref())] {
         let Some(adj) = adj else { continue };
         if adj.offsets().windows(2).any(|w| w[0] > w[1]) {
-            return Err(GraphError::corrupt(path, format!("{name}-offsets decrease")));
+            return Err(GraphError::corrupt(
+                path,
+                format!("{name}-offsets decrease"),
+            ));
         }
         if adj.neighbor_array().par_iter().any(|&t| t as u64 >= n) {
-            return Err(GraphError::corrupt(path, format!("{name} neighbour id out of range")));
+            return Err(GraphError::corrupt(
+                path,
+                format!("{name} neighbour id out of range"),
+            ));
         }
     }
     Ok(())
@@ -703,21 +759,28 @@ mod tests {
         assert!(h.out().neighbor_array().is_empty() || h.out().offsets.is_mapped());
         check_graph_file(&dd.graph_dir("g").join(GRAPH_FILE)).unwrap();
         assert_eq!(dd.list().unwrap().len(), 1);
-        assert!(matches!(dd.save("g", &g, &Provenance::default(), false), Err(GraphError::GraphExists { .. })));
+        assert!(matches!(
+            dd.save("g", &g, &Provenance::default(), false),
+            Err(GraphError::GraphExists { .. })
+        ));
     }
 
     #[test]
     fn corruption_is_reported_not_panicked() {
         let dir = tempfile::tempdir().unwrap();
         let dd = DataDir::new(dir.path());
-        dd.save("g", &sample(), &Provenance::default(), false).unwrap();
+        dd.save("g", &sample(), &Provenance::default(), false)
+            .unwrap();
         let f = dd.graph_dir("g").join(GRAPH_FILE);
         let orig = fs::read(&f).unwrap();
         // A flipped byte inside a section: open succeeds, check fails.
         let mut b = orig.clone();
         b[SECTION_ALIGN as usize] ^= 0xff;
         fs::write(&f, &b).unwrap();
-        assert!(matches!(check_graph_file(&f), Err(GraphError::Corrupt { .. })));
+        assert!(matches!(
+            check_graph_file(&f),
+            Err(GraphError::Corrupt { .. })
+        ));
         // Bad magic, wrong version, truncated.
         for at in [0usize, 8, 20] {
             let mut b = orig.clone();
@@ -729,6 +792,9 @@ mod tests {
         assert!(matches!(dd.open("g"), Err(GraphError::Corrupt { .. })));
         fs::write(&f, &orig[..10]).unwrap();
         assert!(matches!(dd.open("g"), Err(GraphError::Corrupt { .. })));
-        assert!(matches!(dd.open("nope"), Err(GraphError::UnknownGraph { .. })));
+        assert!(matches!(
+            dd.open("nope"),
+            Err(GraphError::UnknownGraph { .. })
+        ));
     }
 }

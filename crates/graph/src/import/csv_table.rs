@@ -20,13 +20,25 @@ fn reader(path: &Path, delimiter: u8) -> Result<csv::Reader<Box<dyn std::io::Rea
 }
 
 /// Resolves a column given by name or index against the header.
-fn column(path: &Path, headers: &csv::StringRecord, spec: Option<&str>, default: usize, what: &str) -> Result<usize> {
+fn column(
+    path: &Path,
+    headers: &csv::StringRecord,
+    spec: Option<&str>,
+    default: usize,
+    what: &str,
+) -> Result<usize> {
     match spec {
         None => {
             if default < headers.len() {
                 Ok(default)
             } else {
-                Err(GraphError::bad_input(path, format!("the header has {} columns; no column {default} for the {what}", headers.len())))
+                Err(GraphError::bad_input(
+                    path,
+                    format!(
+                        "the header has {} columns; no column {default} for the {what}",
+                        headers.len()
+                    ),
+                ))
             }
         }
         Some(s) => {
@@ -37,7 +49,10 @@ fn column(path: &Path, headers: &csv::StringRecord, spec: Option<&str>, default:
                 Ok(i) if i < headers.len() => Ok(i),
                 _ => Err(GraphError::bad_input(
                     path,
-                    format!("no column '{s}' for the {what} (header: {})", headers.iter().collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "no column '{s}' for the {what} (header: {})",
+                        headers.iter().collect::<Vec<_>>().join(", ")
+                    ),
                 )),
             }
         }
@@ -56,7 +71,10 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
     let mut rdr = reader(path, c.delimiter)?;
     let headers = rdr.headers().map_err(|e| csv_err(path, e))?.clone();
     if headers.is_empty() {
-        return Err(GraphError::bad_input(path, "empty file: expected a header row"));
+        return Err(GraphError::bad_input(
+            path,
+            "empty file: expected a header row",
+        ));
     }
     let si = column(path, &headers, c.src_col.as_deref(), 0, "source")?;
     let di = column(path, &headers, c.dst_col.as_deref(), 1, "destination")?;
@@ -82,11 +100,14 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
         }
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
         let field = |i: usize, what: &str| -> Result<&str> {
-            rec.get(i).filter(|s| !s.is_empty()).ok_or_else(|| GraphError::parse(path, line, format!("missing {what} in column {i}")))
+            rec.get(i).filter(|s| !s.is_empty()).ok_or_else(|| {
+                GraphError::parse(path, line, format!("missing {what} in column {i}"))
+            })
         };
         let (s, d) = (field(si, "source")?, field(di, "destination")?);
         if let Some(wi) = wi {
-            let w = parse_weight(field(wi, "weight")?.as_bytes()).map_err(|m| GraphError::parse(path, line, m))?;
+            let w = parse_weight(field(wi, "weight")?.as_bytes())
+                .map_err(|m| GraphError::parse(path, line, m))?;
             if let Some(v) = block.weights.as_mut() {
                 v.push(w);
             }
@@ -109,7 +130,7 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
             }
         }
         count += 1;
-        if count % (1 << 20) == 0 {
+        if count.is_multiple_of(1 << 20) {
             progress.advance(0, 1 << 20);
         }
     }
@@ -122,11 +143,17 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
         for r in nr.records() {
             let r = r.map_err(|e| csv_err(np, e))?;
             let line = r.position().map(|p| p.line()).unwrap_or(0);
-            let id = r.get(ni).filter(|s| !s.is_empty()).ok_or_else(|| GraphError::parse(np, line, format!("missing node id in column {ni}")))?;
+            let id = r.get(ni).filter(|s| !s.is_empty()).ok_or_else(|| {
+                GraphError::parse(np, line, format!("missing node id in column {ni}"))
+            })?;
             match c.ids {
-                IdType::Int => node_ints.push(
-                    id.parse::<i64>().map_err(|_| GraphError::parse(np, line, format!("expected an integer vertex id, found '{id}'")))?,
-                ),
+                IdType::Int => node_ints.push(id.parse::<i64>().map_err(|_| {
+                    GraphError::parse(
+                        np,
+                        line,
+                        format!("expected an integer vertex id, found '{id}'"),
+                    )
+                })?),
                 IdType::Str => {
                     intern(id, &mut names);
                 }

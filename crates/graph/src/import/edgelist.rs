@@ -25,23 +25,42 @@ pub(crate) fn parse_block(
         if first[0] == b'#' || first[0] == b'%' {
             continue;
         }
-        let second = toks
-            .next()
-            .ok_or_else(|| (line_no, format!("expected 'src dst{}', found only '{}'", if weighted { " weight" } else { "" }, show(first))))?;
+        let second = toks.next().ok_or_else(|| {
+            (
+                line_no,
+                format!(
+                    "expected 'src dst{}', found only '{}'",
+                    if weighted { " weight" } else { "" },
+                    show(first)
+                ),
+            )
+        })?;
         let id = |t: &[u8]| -> std::result::Result<i64, BlockError> {
-            let x = parse_i64(t).ok_or_else(|| (line_no, format!("expected an integer vertex id, found '{}'", show(t))))?;
+            let x = parse_i64(t).ok_or_else(|| {
+                (
+                    line_no,
+                    format!("expected an integer vertex id, found '{}'", show(t)),
+                )
+            })?;
             if let Some((lo, hi)) = bounds {
                 if x < lo || x > hi {
-                    return Err((line_no, format!("vertex id {x} is outside the declared range {lo}..={hi}")));
+                    return Err((
+                        line_no,
+                        format!("vertex id {x} is outside the declared range {lo}..={hi}"),
+                    ));
                 }
             }
             Ok(x)
         };
         let (s, d) = (id(first)?, id(second)?);
         if let Some(w) = b.weights.as_mut() {
-            let t = toks
-                .next()
-                .ok_or_else(|| (line_no, "missing weight: expected 'src dst weight' (the graph is imported as weighted)".to_string()))?;
+            let t = toks.next().ok_or_else(|| {
+                (
+                    line_no,
+                    "missing weight: expected 'src dst weight' (the graph is imported as weighted)"
+                        .to_string(),
+                )
+            })?;
             w.push(parse_weight(t).map_err(|m| (line_no, m))?);
         }
         b.ids.push(s);
@@ -51,7 +70,10 @@ pub(crate) fn parse_block(
     if data.last() == Some(&b'\n') {
         line_no -= 1;
     }
-    Ok(Parsed { value: b, lines: line_no })
+    Ok(Parsed {
+        value: b,
+        lines: line_no,
+    })
 }
 
 /// Imports an edge-list file.
@@ -60,11 +82,19 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
     let blocks = parse_blocks(path, 0, progress, |data| parse_block(data, weighted, None))?;
     let edges: usize = blocks.iter().map(|b| b.edges()).sum();
     if edges == 0 {
-        return Err(GraphError::bad_input(path, "contains no edges (empty file or only comments)"));
+        return Err(GraphError::bad_input(
+            path,
+            "contains no edges (empty file or only comments)",
+        ));
     }
     progress.begin("mapping ids", None);
     let (buf, ids) = map_ids(blocks, VertexSet::Endpoints, path)?;
     progress.begin("building", None);
     let n = ids.len();
-    build(n, buf, ids, &opts.build_options(opts.directed.unwrap_or(true)))
+    build(
+        n,
+        buf,
+        ids,
+        &opts.build_options(opts.directed.unwrap_or(true)),
+    )
 }

@@ -29,11 +29,12 @@ impl Properties {
     }
     /// Whether the graph is directed (`directed` key; default true).
     pub fn directed(&self) -> bool {
-        self.get("directed").map_or(true, |v| v.trim() == "true")
+        self.get("directed").is_none_or(|v| v.trim() == "true")
     }
     /// Whether edges carry a weight property.
     pub fn weighted(&self) -> bool {
-        self.get("edge-properties.names").is_some_and(|v| !v.trim().is_empty())
+        self.get("edge-properties.names")
+            .is_some_and(|v| !v.trim().is_empty())
     }
 }
 
@@ -48,11 +49,21 @@ pub fn read_properties(path: &Path) -> Result<Properties> {
             continue;
         }
         let Some((k, v)) = line.split_once('=') else {
-            return Err(GraphError::parse(path, i as u64 + 1, "expected 'key = value'"));
+            return Err(GraphError::parse(
+                path,
+                i as u64 + 1,
+                "expected 'key = value'",
+            ));
         };
         let k = k.trim();
-        let Some(rest) = k.strip_prefix("graph.") else { continue };
-        let (graph, key) = match rest.find(".vertex-file").or_else(|| rest.find(".edge-file")).or_else(|| rest.find(".directed")) {
+        let Some(rest) = k.strip_prefix("graph.") else {
+            continue;
+        };
+        let (graph, key) = match rest
+            .find(".vertex-file")
+            .or_else(|| rest.find(".edge-file"))
+            .or_else(|| rest.find(".directed"))
+        {
             Some(pos) => (&rest[..pos], &rest[pos + 1..]),
             None => {
                 if name.is_empty() {
@@ -70,7 +81,10 @@ pub fn read_properties(path: &Path) -> Result<Properties> {
         values.insert(key.to_string(), v.trim().to_string());
     }
     if name.is_empty() {
-        return Err(GraphError::bad_input(path, "no 'graph.<name>.vertex-file' or 'edge-file' key: not a Graphalytics properties file"));
+        return Err(GraphError::bad_input(
+            path,
+            "no 'graph.<name>.vertex-file' or 'edge-file' key: not a Graphalytics properties file",
+        ));
     }
     Ok(Properties {
         name,
@@ -80,21 +94,43 @@ pub fn read_properties(path: &Path) -> Result<Properties> {
 }
 
 /// Imports the pair; returns the properties when a `.properties` file was given.
-pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<(Graph, Option<Properties>)> {
+pub fn import(
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<(Graph, Option<Properties>)> {
     let (v_path, e_path, props) = if path.to_string_lossy().ends_with(".properties") {
         let p = read_properties(path)?;
-        let vf = p.get("vertex-file").ok_or_else(|| GraphError::bad_input(path, "missing vertex-file key"))?;
-        let ef = p.get("edge-file").ok_or_else(|| GraphError::bad_input(path, "missing edge-file key"))?;
+        let vf = p
+            .get("vertex-file")
+            .ok_or_else(|| GraphError::bad_input(path, "missing vertex-file key"))?;
+        let ef = p
+            .get("edge-file")
+            .ok_or_else(|| GraphError::bad_input(path, "missing edge-file key"))?;
         (p.dir.join(vf), p.dir.join(ef), Some(p))
     } else {
         let s = path.to_string_lossy();
         let stem = s.strip_suffix(".e").unwrap_or(&s);
         let props = PathBuf::from(format!("{stem}.properties"));
-        let props = if props.is_file() { Some(read_properties(&props)?) } else { None };
-        (PathBuf::from(format!("{stem}.v")), path.to_path_buf(), props)
+        let props = if props.is_file() {
+            Some(read_properties(&props)?)
+        } else {
+            None
+        };
+        (
+            PathBuf::from(format!("{stem}.v")),
+            path.to_path_buf(),
+            props,
+        )
     };
     if !v_path.is_file() {
-        return Err(GraphError::bad_input(&e_path, format!("vertex file {} not found beside the edge file", v_path.display())));
+        return Err(GraphError::bad_input(
+            &e_path,
+            format!(
+                "vertex file {} not found beside the edge file",
+                v_path.display()
+            ),
+        ));
     }
     if !e_path.is_file() {
         return Err(GraphError::bad_input(&e_path, "no such file"));
@@ -110,12 +146,20 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
             if t[0] == b'#' {
                 continue;
             }
-            ids.push(parse_i64(t).ok_or_else(|| (line_no, format!("expected an integer vertex id, found '{}'", show(t))))?);
+            ids.push(parse_i64(t).ok_or_else(|| {
+                (
+                    line_no,
+                    format!("expected an integer vertex id, found '{}'", show(t)),
+                )
+            })?);
         }
         if data.last() == Some(&b'\n') {
             line_no -= 1;
         }
-        Ok(super::text::Parsed { value: ids, lines: line_no })
+        Ok(super::text::Parsed {
+            value: ids,
+            lines: line_no,
+        })
     })?;
     let mut vertices: Vec<i64> = vertex_blocks.into_iter().flatten().collect();
     if vertices.is_empty() {
@@ -125,12 +169,24 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
     vertices.sort_unstable();
     vertices.dedup();
     if vertices.len() != declared {
-        return Err(GraphError::bad_input(&v_path, "lists a vertex id more than once"));
+        return Err(GraphError::bad_input(
+            &v_path,
+            "lists a vertex id more than once",
+        ));
     }
     let weighted = opts.weighted || props.as_ref().is_some_and(|p| p.weighted());
-    let blocks = parse_blocks(&e_path, 0, progress, |data| parse_block(data, weighted, None))?;
-    let (buf, ids) = map_ids(blocks, VertexSet::Exactly(vertices, v_path.clone()), &e_path)?;
-    let directed = opts.directed.or(props.as_ref().map(|p| p.directed())).unwrap_or(true);
+    let blocks = parse_blocks(&e_path, 0, progress, |data| {
+        parse_block(data, weighted, None)
+    })?;
+    let (buf, ids) = map_ids(
+        blocks,
+        VertexSet::Exactly(vertices, v_path.clone()),
+        &e_path,
+    )?;
+    let directed = opts
+        .directed
+        .or(props.as_ref().map(|p| p.directed()))
+        .unwrap_or(true);
     let n = ids.len();
     Ok((build(n, buf, ids, &opts.build_options(directed))?, props))
 }

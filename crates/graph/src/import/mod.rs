@@ -55,7 +55,9 @@ impl std::str::FromStr for Format {
             "mtx" | "matrix-market" => Ok(Format::MatrixMarket),
             "csv" => Ok(Format::Csv),
             "graphalytics" | "evlp" => Ok(Format::Graphalytics),
-            _ => Err(format!("unknown format '{s}' (expected edgelist, mtx, csv or graphalytics)")),
+            _ => Err(format!(
+                "unknown format '{s}' (expected edgelist, mtx, csv or graphalytics)"
+            )),
         }
     }
 }
@@ -141,7 +143,10 @@ pub fn import_file(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -
         return Err(GraphError::bad_input(path, "no such file"));
     }
     if path.is_dir() {
-        return Err(GraphError::bad_input(path, "is a directory, expected a file"));
+        return Err(GraphError::bad_input(
+            path,
+            "is a directory, expected a file",
+        ));
     }
     match opts.format.unwrap_or_else(|| detect_format(path)) {
         Format::EdgeList => edgelist::import(path, opts, progress),
@@ -218,7 +223,11 @@ fn too_many(count: u64) -> GraphError {
 
 /// Maps the blocks' external ids to internal ids in natural order and
 /// concatenates them into one [`EdgeBuffer`], freeing blocks as it goes.
-pub(crate) fn map_ids(blocks: Vec<EdgeBlock>, set: VertexSet, path: &Path) -> Result<(EdgeBuffer, IdMap)> {
+pub(crate) fn map_ids(
+    blocks: Vec<EdgeBlock>,
+    set: VertexSet,
+    path: &Path,
+) -> Result<(EdgeBuffer, IdMap)> {
     let weighted = blocks.first().is_some_and(|b| b.weights.is_some());
     let total: usize = blocks.iter().map(|b| b.edges()).sum();
     let extra: &[i64] = match &set {
@@ -240,7 +249,8 @@ pub(crate) fn map_ids(blocks: Vec<EdgeBlock>, set: VertexSet, path: &Path) -> Re
     } else {
         0
     };
-    let dense_ok = all_small && (max_small + 1) <= ((1u64 << 26).max(4 * total as u64 + 4 * extra.len() as u64));
+    let dense_ok = all_small
+        && (max_small + 1) <= ((1u64 << 26).max(4 * total as u64 + 4 * extra.len() as u64));
 
     // A lookup from external to internal id.
     enum Lookup {
@@ -250,8 +260,9 @@ pub(crate) fn map_ids(blocks: Vec<EdgeBlock>, set: VertexSet, path: &Path) -> Re
     const ABSENT: u32 = u32::MAX;
     let (ext, lookup): (Vec<i64>, Lookup) = if dense_ok {
         let size = max_small as usize + 1;
-        let present: Vec<std::sync::atomic::AtomicBool> =
-            (0..size).map(|_| std::sync::atomic::AtomicBool::new(false)).collect();
+        let present: Vec<std::sync::atomic::AtomicBool> = (0..size)
+            .map(|_| std::sync::atomic::AtomicBool::new(false))
+            .collect();
         let mark = |x: u32| present[x as usize].store(true, std::sync::atomic::Ordering::Relaxed);
         match &set {
             VertexSet::Exactly(..) => extra.iter().for_each(|&x| mark(x as u32)),
@@ -310,7 +321,10 @@ pub(crate) fn map_ids(blocks: Vec<EdgeBlock>, set: VertexSet, path: &Path) -> Re
         let (s0, d0) = (src.len(), dst.len());
         src.resize(s0 + k, 0);
         dst.resize(d0 + k, 0);
-        let sd = src[s0..].par_iter_mut().zip(dst[d0..].par_iter_mut()).enumerate();
+        let sd = src[s0..]
+            .par_iter_mut()
+            .zip(dst[d0..].par_iter_mut())
+            .enumerate();
         let missing = match &b.ids {
             BlockIds::Small(v) => sd
                 .map(|(i, (s, d))| {

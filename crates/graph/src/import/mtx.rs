@@ -14,52 +14,110 @@ use crate::{build, Graph, GraphError, Result};
 pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
     let head = text::read_head_lines(path, 1 << 16)?;
     let Some(banner) = head.first() else {
-        return Err(GraphError::bad_input(path, "empty file: expected a %%MatrixMarket header"));
+        return Err(GraphError::bad_input(
+            path,
+            "empty file: expected a %%MatrixMarket header",
+        ));
     };
-    let words: Vec<String> = banner.split_whitespace().map(|w| w.to_ascii_lowercase()).collect();
+    let words: Vec<String> = banner
+        .split_whitespace()
+        .map(|w| w.to_ascii_lowercase())
+        .collect();
     if words.len() != 5 || words[0] != "%%matrixmarket" || words[1] != "matrix" {
-        return Err(GraphError::parse(path, 1, "expected '%%MatrixMarket matrix coordinate <field> <symmetry>'"));
+        return Err(GraphError::parse(
+            path,
+            1,
+            "expected '%%MatrixMarket matrix coordinate <field> <symmetry>'",
+        ));
     }
     if words[2] != "coordinate" {
-        return Err(GraphError::parse(path, 1, format!("'{}' matrices are not graphs; expected 'coordinate'", words[2])));
+        return Err(GraphError::parse(
+            path,
+            1,
+            format!(
+                "'{}' matrices are not graphs; expected 'coordinate'",
+                words[2]
+            ),
+        ));
     }
     let weighted = match words[3].as_str() {
         "pattern" => false,
         "integer" | "real" => true,
-        f => return Err(GraphError::parse(path, 1, format!("field '{f}' is not supported (pattern, integer or real)"))),
+        f => {
+            return Err(GraphError::parse(
+                path,
+                1,
+                format!("field '{f}' is not supported (pattern, integer or real)"),
+            ))
+        }
     };
     let symmetric = match words[4].as_str() {
         "general" => false,
         "symmetric" => true,
-        s => return Err(GraphError::parse(path, 1, format!("symmetry '{s}' is not supported (general or symmetric)"))),
+        s => {
+            return Err(GraphError::parse(
+                path,
+                1,
+                format!("symmetry '{s}' is not supported (general or symmetric)"),
+            ))
+        }
     };
     // Skip comments to the size line.
     let mut idx = 1;
-    while idx < head.len() && (head[idx].trim().is_empty() || head[idx].trim_start().starts_with('%')) {
+    while idx < head.len()
+        && (head[idx].trim().is_empty() || head[idx].trim_start().starts_with('%'))
+    {
         idx += 1;
     }
     let Some(size_line) = head.get(idx) else {
-        return Err(GraphError::bad_input(path, "missing the size line 'rows cols entries'"));
+        return Err(GraphError::bad_input(
+            path,
+            "missing the size line 'rows cols entries'",
+        ));
     };
-    let nums: Vec<u64> = size_line.split_whitespace().map(|t| t.parse::<u64>()).collect::<std::result::Result<_, _>>().map_err(|_| {
-        GraphError::parse(path, idx as u64 + 1, format!("expected 'rows cols entries', found '{}'", size_line.trim()))
-    })?;
+    let nums: Vec<u64> = size_line
+        .split_whitespace()
+        .map(|t| t.parse::<u64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| {
+            GraphError::parse(
+                path,
+                idx as u64 + 1,
+                format!("expected 'rows cols entries', found '{}'", size_line.trim()),
+            )
+        })?;
     if nums.len() != 3 {
-        return Err(GraphError::parse(path, idx as u64 + 1, "expected three numbers 'rows cols entries'"));
+        return Err(GraphError::parse(
+            path,
+            idx as u64 + 1,
+            "expected three numbers 'rows cols entries'",
+        ));
     }
     let (rows, cols, nnz) = (nums[0], nums[1], nums[2]);
     let n = rows.max(cols);
     if n >= crate::MAX_VERTICES {
-        return Err(GraphError::TooManyVertices { count: n, limit: crate::MAX_VERTICES - 1 });
+        return Err(GraphError::TooManyVertices {
+            count: n,
+            limit: crate::MAX_VERTICES - 1,
+        });
     }
     // Entries: value column required for integer/real.
     let hi = n as i64;
-    let blocks = parse_blocks(path, idx as u64 + 1, progress, |data| parse_block(data, weighted, Some((1, hi))))?;
+    let blocks = parse_blocks(path, idx as u64 + 1, progress, |data| {
+        parse_block(data, weighted, Some((1, hi)))
+    })?;
     let found: u64 = blocks.iter().map(|b| b.edges() as u64).sum();
     if found != nnz {
-        return Err(GraphError::bad_input(path, format!("the size line declares {nnz} entries but the file has {found}")));
+        return Err(GraphError::bad_input(
+            path,
+            format!("the size line declares {nnz} entries but the file has {found}"),
+        ));
     }
-    let (buf, ids) = map_ids(blocks, VertexSet::Exactly((1..=hi).collect(), path.to_path_buf()), path)?;
+    let (buf, ids) = map_ids(
+        blocks,
+        VertexSet::Exactly((1..=hi).collect(), path.to_path_buf()),
+        path,
+    )?;
     let directed = opts.directed.unwrap_or(!symmetric);
     build(n as usize, buf, ids, &opts.build_options(directed))
 }

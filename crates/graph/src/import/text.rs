@@ -47,7 +47,10 @@ pub fn compression_of(path: &Path) -> Compression {
 
 /// The file name without a compression suffix, lower-cased (for format detection).
 pub fn base_name(path: &Path) -> String {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     for suf in [".gz", ".zst", ".zstd"] {
         if let Some(s) = name.strip_suffix(suf) {
             return s.to_string();
@@ -63,14 +66,19 @@ pub fn open_stream(path: &Path) -> Result<Box<dyn Read + Send>> {
     Ok(match compression_of(path) {
         Compression::None => Box::new(f),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(f)),
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(f).map_err(|e| GraphError::io(path, e))?),
+        Compression::Zstd => Box::new(
+            zstd::stream::read::Decoder::with_buffer(f).map_err(|e| GraphError::io(path, e))?,
+        ),
     })
 }
 
 fn stream_error(path: &Path, e: std::io::Error) -> GraphError {
     let c = compression_of(path);
     if c != Compression::None {
-        GraphError::bad_input(path, format!("truncated or corrupt {:?} data: {e}", c).to_lowercase())
+        GraphError::bad_input(
+            path,
+            format!("truncated or corrupt {:?} data: {e}", c).to_lowercase(),
+        )
     } else {
         GraphError::io(path, e)
     }
@@ -91,7 +99,12 @@ pub type BlockError = (u64, String);
 /// file are not given to the parser (already read by a header reader).
 /// Returns the parsed values in file order, or the first error with its
 /// absolute line number.
-pub fn parse_blocks<T, F>(path: &Path, skip_lines: u64, progress: &dyn Progress, parse: F) -> Result<Vec<T>>
+pub fn parse_blocks<T, F>(
+    path: &Path,
+    skip_lines: u64,
+    progress: &dyn Progress,
+    parse: F,
+) -> Result<Vec<T>>
 where
     T: Send,
     F: Fn(&[u8]) -> std::result::Result<Parsed<T>, BlockError> + Sync,
@@ -108,7 +121,13 @@ where
                     *line_base += p.lines;
                     out.push(p.value);
                 }
-                Err((line, msg)) => return Err(GraphError::parse(path.to_path_buf(), *line_base + line, msg)),
+                Err((line, msg)) => {
+                    return Err(GraphError::parse(
+                        path.to_path_buf(),
+                        *line_base + line,
+                        msg,
+                    ))
+                }
             }
         }
         progress.advance(bytes, 0);
@@ -224,7 +243,8 @@ pub fn read_head_lines(path: &Path, max_lines: usize) -> Result<Vec<String>> {
 /// Tokenises one line on ASCII whitespace.
 #[inline]
 pub fn tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|c| c.is_ascii_whitespace()).filter(|t| !t.is_empty())
+    line.split(|c| c.is_ascii_whitespace())
+        .filter(|t| !t.is_empty())
 }
 
 /// Parses a signed decimal integer token.
@@ -252,7 +272,9 @@ pub fn parse_i64(t: &[u8]) -> Option<i64> {
 /// Parses a finite float weight token.
 pub fn parse_weight(t: &[u8]) -> std::result::Result<f64, String> {
     let s = std::str::from_utf8(t).map_err(|_| "weight is not valid UTF-8".to_string())?;
-    let w: f64 = s.parse().map_err(|_| format!("expected a numeric weight, found '{s}'"))?;
+    let w: f64 = s
+        .parse()
+        .map_err(|_| format!("expected a numeric weight, found '{s}'"))?;
     if !w.is_finite() {
         return Err(format!("weight '{s}' is not a finite number"));
     }
