@@ -386,9 +386,8 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     }
     // Undo the rescaling.
     let mut raw = vec![0.0; n];
-    for v in 0..n {
+    for (v, (r, &x)) in raw.iter_mut().zip(&out.centrality).enumerate() {
         let scale = scale_of(g, cfg, sampled.as_deref(), v as VertexId);
-        let x = out.centrality[v];
         if scale.is_nan() {
             if !x.is_nan() {
                 return Err(VerifyError::new(format!(
@@ -400,7 +399,7 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
         if x.is_nan() || x < 0.0 {
             return Err(VerifyError::new(format!("vertex {v} has centrality {x}")));
         }
-        raw[v] = x / scale;
+        *r = x / scale;
     }
     let close = |a: f64, b: f64| (a - b).abs() <= VERIFY_TOLERANCE * (1.0 + a.abs().max(b.abs()));
     let bfs = |s: VertexId| -> (Vec<u32>, Vec<f64>) {
@@ -477,7 +476,8 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::triangles::testkit::{arb_graph, graph};
+    use super::super::testgraphs::{graphs, THREADS};
+    use super::super::triangles::testkit::graph;
     use super::*;
     use crate::with_threads;
     use proptest::prelude::*;
@@ -656,11 +656,12 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(32))]
         #[test]
         fn run_matches_reference_at_any_thread_count(
-            g in arb_graph(30),
+            spec in graphs(),
             normalized in any::<bool>(),
             k in proptest::option::of(1usize..8),
             seed in any::<u64>(),
         ) {
+            let g = spec.build();
             let cfg = Config {
                 samples: k.map(|k| k.min(g.num_vertices())),
                 seed,
@@ -668,8 +669,8 @@ mod tests {
                 sources: None,
             };
             let want = reference(&g, &cfg).unwrap();
-            let first = with_threads(1, || run(&g, &cfg)).unwrap().unwrap();
-            for t in [2, 4] {
+            let first = with_threads(THREADS[0], || run(&g, &cfg)).unwrap().unwrap();
+            for &t in &THREADS[1..] {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 // Bit-identical across thread counts (NaN compares by bits).
                 let bits = |o: &Output| o.centrality.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

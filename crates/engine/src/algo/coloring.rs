@@ -202,7 +202,8 @@ pub fn verify(g: &Graph, _cfg: &Config, out: &Output) -> Result<(), VerifyError>
 
 #[cfg(test)]
 mod tests {
-    use super::super::triangles::testkit::{arb_graph, graph};
+    use super::super::testgraphs::{graphs, THREADS};
+    use super::super::triangles::testkit::graph;
     use super::*;
     use crate::with_threads;
     use proptest::prelude::*;
@@ -258,10 +259,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
-        fn run_matches_reference_at_any_thread_count(g in arb_graph(40), seed in any::<u64>()) {
+        fn run_matches_reference_at_any_thread_count(spec in graphs(), seed in any::<u64>()) {
+            let g = spec.build();
             let cfg = Config { seed };
             let want = reference(&g, &cfg).unwrap();
-            for t in [1, 2, 4] {
+            for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
             }

@@ -290,7 +290,8 @@ fn heap_peel(adj: &[Vec<VertexId>]) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::triangles::testkit::{arb_graph, graph};
+    use super::super::testgraphs::{graphs, THREADS};
+    use super::super::triangles::testkit::graph;
     use super::*;
     use crate::with_threads;
     use proptest::prelude::*;
@@ -358,10 +359,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
-        fn run_matches_reference_at_any_thread_count(g in arb_graph(40), k in 0u32..4) {
+        fn run_matches_reference_at_any_thread_count(spec in graphs(), k in 0u32..4) {
+            let g = spec.build();
             let cfg = Config { k: Some(k).filter(|&k| k as usize <= g.num_vertices()) };
             let want = reference(&g, &cfg).unwrap();
-            for t in [1, 2, 4] {
+            for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
             }

@@ -210,7 +210,8 @@ fn plain_coefficients(g: &Graph, semantics: Semantics) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::triangles::testkit::{arb_graph, graph};
+    use super::super::testgraphs::{graphs, THREADS};
+    use super::super::triangles::testkit::graph;
     use super::*;
     use crate::with_threads;
     use proptest::prelude::*;
@@ -271,10 +272,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
-        fn run_matches_reference_at_any_thread_count(g in arb_graph(40), ga in any::<bool>()) {
+        fn run_matches_reference_at_any_thread_count(spec in graphs(), ga in any::<bool>()) {
+            let g = spec.build();
             let cfg = if ga { GA } else { NX };
             let want = reference(&g, &cfg).unwrap();
-            for t in [1, 2, 4] {
+            for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 for (v, (a, b)) in got.coefficient.iter().zip(&want.coefficient).enumerate() {
                     prop_assert!((a - b).abs() < 1e-12, "vertex {} {} vs {}", v, a, b);

@@ -91,7 +91,7 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
             )
         });
     if let Some(p) = pivot {
-        let fwd = reach(g, &[p], true, |v| live(v));
+        let fwd = reach(g, &[p], true, live);
         let bwd = reach(g, &[p], false, |v| fwd[v as usize].load(Ordering::Relaxed));
         let members: Vec<VertexId> = (0..n as VertexId)
             .into_par_iter()
@@ -115,16 +115,11 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
     let mut rounds = 0;
     while !remaining.is_empty() {
         if rounds > 0 && remaining.len() <= SERIAL_CUTOFF {
-            tarjan(
-                g,
-                remaining.iter().copied(),
-                |v| live(v),
-                |members, label| {
-                    for &x in members {
-                        comp[x as usize].store(label, Ordering::Relaxed);
-                    }
-                },
-            );
+            tarjan(g, remaining.iter().copied(), live, |members, label| {
+                for &x in members {
+                    comp[x as usize].store(label, Ordering::Relaxed);
+                }
+            });
             break;
         }
         rounds += 1;
@@ -465,8 +460,8 @@ fn kosaraju(g: &Graph) -> Vec<u32> {
         }
     }
     let mut smallest = vec![UNASSIGNED; n];
-    for v in 0..n {
-        let t = tree[v] as usize;
+    for (v, &t) in tree.iter().enumerate() {
+        let t = t as usize;
         smallest[t] = smallest[t].min(v as u32);
     }
     (0..n).map(|v| smallest[tree[v] as usize]).collect()
@@ -474,7 +469,8 @@ fn kosaraju(g: &Graph) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::triangles::testkit::{arb_graph, graph};
+    use super::super::testgraphs::{graphs, THREADS};
+    use super::super::triangles::testkit::graph;
     use super::*;
     use crate::with_threads;
     use proptest::prelude::*;
@@ -534,7 +530,7 @@ mod tests {
             let g = graph(3000, &e, true);
             let want = reference(&g, &Config::default()).unwrap();
             assert_eq!(want.count, 1500);
-            for t in [1, 2, 4] {
+            for t in THREADS {
                 let got = with_threads(t, || run(&g, &Config::default()))
                     .unwrap()
                     .unwrap();
@@ -570,10 +566,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
-        fn run_matches_reference_at_any_thread_count(g in arb_graph(40)) {
+        fn run_matches_reference_at_any_thread_count(spec in graphs()) {
+            let g = spec.build();
             let cfg = Config::default();
             let want = reference(&g, &cfg).unwrap();
-            for t in [1, 2, 4] {
+            for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
             }

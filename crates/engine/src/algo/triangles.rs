@@ -446,41 +446,10 @@ pub(crate) fn triangle_weights(
     counts.into_iter().map(AtomicU64::into_inner).collect()
 }
 
-/// Random small graphs for the proptests of this file and its siblings.
+/// Hand-made graphs for the tests of this file and its siblings.
 #[cfg(test)]
 pub(crate) mod testkit {
-    use plexus_graph::{BuildOptions, DuplicatePolicy, Graph, LoopPolicy, VertexId};
-    use proptest::prelude::*;
-
-    /// A random graph of up to `max_n` vertices: directed or undirected,
-    /// with isolated vertices, self-loops and duplicate edges kept or not.
-    pub(crate) fn arb_graph(max_n: usize) -> impl Strategy<Value = Graph> {
-        (1..=max_n, any::<bool>(), any::<bool>(), any::<bool>())
-            .prop_flat_map(|(n, directed, keep_loops, keep_dups)| {
-                let edge = (0..n as VertexId, 0..n as VertexId);
-                (
-                    Just((n, directed, keep_loops, keep_dups)),
-                    proptest::collection::vec(edge, 0..=3 * n),
-                )
-            })
-            .prop_map(|((n, directed, keep_loops, keep_dups), edges)| {
-                let opts = BuildOptions {
-                    directed,
-                    self_loops: if keep_loops {
-                        LoopPolicy::Keep
-                    } else {
-                        LoopPolicy::Drop
-                    },
-                    duplicates: if keep_dups {
-                        DuplicatePolicy::Keep
-                    } else {
-                        DuplicatePolicy::Drop
-                    },
-                    ..Default::default()
-                };
-                Graph::from_edges(n, &edges, &opts).expect("valid test graph")
-            })
-    }
+    use plexus_graph::{BuildOptions, Graph, VertexId};
 
     /// Builds a graph from pairs.
     pub(crate) fn graph(n: usize, edges: &[(VertexId, VertexId)], directed: bool) -> Graph {
@@ -495,7 +464,8 @@ pub(crate) mod testkit {
 
 #[cfg(test)]
 mod tests {
-    use super::testkit::{arb_graph, graph};
+    use super::super::testgraphs::{graphs, THREADS};
+    use super::testkit::graph;
     use super::*;
     use crate::with_threads;
     use proptest::prelude::*;
@@ -560,10 +530,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
-        fn run_matches_reference_at_any_thread_count(g in arb_graph(40)) {
+        fn run_matches_reference_at_any_thread_count(spec in graphs()) {
+            let g = spec.build();
             let cfg = Config::default();
             let want = reference(&g, &cfg).unwrap();
-            for t in [1, 2, 4] {
+            for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
             }
