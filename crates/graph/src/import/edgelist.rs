@@ -66,6 +66,14 @@ pub(crate) fn parse_block(
         b.ids.push(s);
         b.ids.push(d);
     }
+    // Give back growth slack: all blocks stay alive until ids are mapped.
+    match &mut b.ids {
+        super::BlockIds::Small(v) => v.shrink_to_fit(),
+        super::BlockIds::Wide(v) => v.shrink_to_fit(),
+    }
+    if let Some(w) = b.weights.as_mut() {
+        w.shrink_to_fit();
+    }
     // `split` yields one piece after a final newline; do not count it as a line.
     if data.last() == Some(&b'\n') {
         line_no -= 1;
