@@ -363,7 +363,7 @@ impl Iterator for Iter<'_> {
 
 /// Clears the bits at and beyond `n` in the last word.
 fn clear_tail(words: &mut [u64], n: usize) {
-    if n % 64 != 0 {
+    if n & 63 != 0 {
         if let Some(last) = words.last_mut() {
             *last &= (1u64 << (n % 64)) - 1;
         }

@@ -92,7 +92,11 @@ fn mode_of_sorted(xs: &[u32]) -> Option<u32> {
             j += 1;
         }
         // Runs come in ascending order, so `>` keeps the smallest on ties.
-        if best.map_or(true, |(c, _)| j - i > c) {
+        let longer = match best {
+            None => true,
+            Some((c, _)) => j - i > c,
+        };
+        if longer {
             best = Some((j - i, x));
         }
         i = j;

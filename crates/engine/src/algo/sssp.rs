@@ -84,7 +84,10 @@ fn prepare(g: &Graph, cfg: &Config) -> Result<f64, AlgoError> {
             "sssp needs edge weights; import with --weighted".into(),
         ));
     };
-    if let Some(i) = weights.par_iter().position_first(|w| !(*w >= 0.0)) {
+    if let Some(i) = weights
+        .par_iter()
+        .position_first(|w| w.is_nan() || *w < 0.0)
+    {
         let offs = g.out().offsets();
         let src = offs.partition_point(|&o| o <= i as u64) - 1;
         let dst = g.out().neighbor_array()[i];
@@ -362,7 +365,7 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     }
     for v in 0..n as VertexId {
         let d = dist[v as usize];
-        if !(d >= 0.0) {
+        if d.is_nan() || d < 0.0 {
             return Err(VerifyError::new(format!("vertex {v} has distance {d}")));
         }
         let p = parent[v as usize];
@@ -475,8 +478,7 @@ mod tests {
         let out = run(&g, &cfg(0)).unwrap();
         let inf = f64::INFINITY;
         let want = [0.0, inf, 0.5, 0.83, 0.3, inf, inf, 0.4, inf, 1.02];
-        for v in 0..10 {
-            let (a, b) = (out.dist[v], want[v]);
+        for (v, (&a, &b)) in out.dist.iter().zip(&want).enumerate() {
             assert!(
                 a == b || (a - b).abs() <= 1e-4 * b,
                 "vertex {v}: {a} vs {b}"
