@@ -24,7 +24,10 @@ pub fn shared_data(explicit: Option<PathBuf>) -> Option<PathBuf> {
     explicit
         .or_else(|| std::env::var_os("PLEXUS_SHARED_DATA").map(PathBuf::from))
         .into_iter()
-        .chain([PathBuf::from("../shared/data"), PathBuf::from("shared/data")])
+        .chain([
+            PathBuf::from("../shared/data"),
+            PathBuf::from("shared/data"),
+        ])
         .find(|p| p.is_dir())
 }
 
@@ -34,36 +37,97 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
     let mut rows: Vec<(String, String, u64, u64, f64, f64, u64)> = Vec::new();
 
     let t = Instant::now();
-    let o = GenOptions { scale: a.scale, edge_factor: 16, max_weight: Some(255), ..Default::default() };
+    let o = GenOptions {
+        scale: a.scale,
+        edge_factor: 16,
+        max_weight: Some(255),
+        ..Default::default()
+    };
     let g = plexus_graph::generate::generate(Generator::Kron, &o)?;
     let build = t.elapsed().as_secs_f64();
     let name = format!("demo-kron{}", a.scale);
     let t = Instant::now();
-    ctx.data.save(&name, &g, &Provenance { source: format!("kron scale {}", a.scale), ..Default::default() }, true)?;
-    rows.push((name.clone(), "generated Kronecker (Graph500 A,B,C; weights 1-255)".into(), g.num_vertices() as u64, g.num_edges(), build, t.elapsed().as_secs_f64(), ctx.data.graph_dir(&name).metadata().map(|_| plexus_graph::store::dir_size(&ctx.data.graph_dir(&name))).unwrap_or(0)));
+    ctx.data.save(
+        &name,
+        &g,
+        &Provenance {
+            source: format!("kron scale {}", a.scale),
+            ..Default::default()
+        },
+        true,
+    )?;
+    rows.push((
+        name.clone(),
+        "generated Kronecker (Graph500 A,B,C; weights 1-255)".into(),
+        g.num_vertices() as u64,
+        g.num_edges(),
+        build,
+        t.elapsed().as_secs_f64(),
+        ctx.data
+            .graph_dir(&name)
+            .metadata()
+            .map(|_| plexus_graph::store::dir_size(&ctx.data.graph_dir(&name)))
+            .unwrap_or(0),
+    ));
 
     match shared_data(a.shared_data.clone()) {
         Some(dir) => {
             let file = dir.join("email-Enron.el.gz");
             if file.is_file() {
                 let t = Instant::now();
-                let opts = ImportOptions { directed: Some(false), ..Default::default() };
+                let opts = ImportOptions {
+                    directed: Some(false),
+                    ..Default::default()
+                };
                 let g = plexus_graph::import_file(&file, &opts, &NoProgress)?;
                 let build = t.elapsed().as_secs_f64();
                 let t = Instant::now();
-                ctx.data.save("demo-email-Enron", &g, &Provenance { source: file.display().to_string(), ..Default::default() }, true)?;
-                rows.push(("demo-email-Enron".into(), format!("imported {} (undirected)", file.display()), g.num_vertices() as u64, g.num_edges(), build, t.elapsed().as_secs_f64(), plexus_graph::store::dir_size(&ctx.data.graph_dir("demo-email-Enron"))));
+                ctx.data.save(
+                    "demo-email-Enron",
+                    &g,
+                    &Provenance {
+                        source: file.display().to_string(),
+                        ..Default::default()
+                    },
+                    true,
+                )?;
+                rows.push((
+                    "demo-email-Enron".into(),
+                    format!("imported {} (undirected)", file.display()),
+                    g.num_vertices() as u64,
+                    g.num_edges(),
+                    build,
+                    t.elapsed().as_secs_f64(),
+                    plexus_graph::store::dir_size(&ctx.data.graph_dir("demo-email-Enron")),
+                ));
             } else {
-                println!("(no email-Enron.el.gz in {}: skipping the real graph)", dir.display());
+                println!(
+                    "(no email-Enron.el.gz in {}: skipping the real graph)",
+                    dir.display()
+                );
             }
         }
-        None => println!("(no shared data directory found: skipping the real graph; pass --shared-data DIR)"),
+        None => println!(
+            "(no shared data directory found: skipping the real graph; pass --shared-data DIR)"
+        ),
     }
 
     println!();
-    println!("{:<20} {:>12} {:>14} {:>10} {:>10} {:>10}  {}", "graph", "vertices", "edges", "build", "write", "on disk", "source");
+    println!(
+        "{:<20} {:>12} {:>14} {:>10} {:>10} {:>10}  source",
+        "graph", "vertices", "edges", "build", "write", "on disk"
+    );
     for (name, src, n, m, b, w, d) in &rows {
-        println!("{:<20} {:>12} {:>14} {:>10} {:>10} {:>10}  {}", name, thousands(*n), thousands(*m), secs(*b), secs(*w), bytes(*d), src);
+        println!(
+            "{:<20} {:>12} {:>14} {:>10} {:>10} {:>10}  {}",
+            name,
+            thousands(*n),
+            thousands(*m),
+            secs(*b),
+            secs(*w),
+            bytes(*d),
+            src
+        );
     }
     println!();
     for (name, ..) in &rows {
@@ -81,6 +145,53 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
         );
     }
     println!();
-    println!("done in {}. Try: plexus list; plexus info {name}", secs(total.elapsed().as_secs_f64()));
+    println!("The algorithm suite, each result verified (--verify):");
+    let mut all_ok = true;
+    for (gname, ..) in &rows {
+        let g = ctx.data.open(gname)?;
+        println!();
+        println!("{gname}");
+        println!(
+            "  {:<12} {:>10}  {:<9} summary",
+            "algorithm", "run+verify", "verified"
+        );
+        for algo in crate::run::ALGORITHMS {
+            if *algo == "sssp" && !g.is_weighted() {
+                println!(
+                    "  {:<12} {:>10}  {:<9} (skipped: unweighted graph)",
+                    algo, "-", "-"
+                );
+                continue;
+            }
+            let args = crate::run::RunArgs::for_demo(algo, gname);
+            let p = crate::run::resolve(&g, &args)?;
+            let t = Instant::now();
+            let o = crate::run::execute(&g, &p, true)?;
+            let took = t.elapsed().as_secs_f64();
+            let ok = matches!(o.verified, Some(Ok(())));
+            all_ok &= ok;
+            let summary: Vec<String> = o
+                .summary
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "top" | "size_histogram" | "core_histogram"))
+                .map(|(k, v)| format!("{k} {}", crate::run::summarize(v)))
+                .collect();
+            println!(
+                "  {:<12} {:>10}  {:<9} {}",
+                algo,
+                secs(took),
+                if ok { "yes" } else { "NO" },
+                summary.join(", ")
+            );
+        }
+    }
+    println!();
+    println!(
+        "done in {}. Try: plexus list; plexus info {name}; plexus run pagerank {name}",
+        secs(total.elapsed().as_secs_f64())
+    );
+    if !all_ok {
+        anyhow::bail!("a verification failed (see the table above)");
+    }
     Ok(())
 }

@@ -7,8 +7,10 @@ use clap::Args;
 use plexus_graph::export::ExportFormat;
 use plexus_graph::generate::{GenOptions, Generator};
 use plexus_graph::import::{CsvOptions, IdType};
-use plexus_graph::store::{check_graph_file, dir_size, GRAPH_FILE, FORMAT_VERSION};
-use plexus_graph::{DataDir, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, Provenance, VertexOrder};
+use plexus_graph::store::{check_graph_file, dir_size, FORMAT_VERSION, GRAPH_FILE};
+use plexus_graph::{
+    DataDir, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, Provenance, VertexOrder,
+};
 use serde_json::json;
 
 use crate::fmt::{bytes, secs, thousands};
@@ -166,14 +168,24 @@ pub struct RemoveArgs {
 
 pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
     if ctx.data.exists(&a.name) && !a.force {
-        bail!("a graph named '{}' already exists in {} (use --force to replace it)", a.name, ctx.data.root().display());
+        bail!(
+            "a graph named '{}' already exists in {} (use --force to replace it)",
+            a.name,
+            ctx.data.root().display()
+        );
     }
     if !a.delimiter.is_ascii() {
         bail!("--delimiter must be one ASCII character");
     }
     let opts = ImportOptions {
         format: a.format,
-        directed: if a.undirected { Some(false) } else if a.directed { Some(true) } else { None },
+        directed: if a.undirected {
+            Some(false)
+        } else if a.directed {
+            Some(true)
+        } else {
+            None
+        },
         weighted: a.weighted,
         self_loops: a.self_loops,
         duplicates: a.duplicates,
@@ -185,7 +197,11 @@ pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
             nodes: a.nodes.clone(),
             node_col: a.node_col.clone(),
             delimiter: a.delimiter as u8,
-            ids: if a.ids == "string" { IdType::Str } else { IdType::Int },
+            ids: if a.ids == "string" {
+                IdType::Str
+            } else {
+                IdType::Int
+            },
         },
     };
     let t = Instant::now();
@@ -208,8 +224,16 @@ pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
         a.name,
         thousands(g.num_vertices() as u64),
         thousands(g.num_edges()),
-        if g.is_directed() { "directed" } else { "undirected" },
-        if g.is_weighted() { "weighted" } else { "unweighted" },
+        if g.is_directed() {
+            "directed"
+        } else {
+            "undirected"
+        },
+        if g.is_weighted() {
+            "weighted"
+        } else {
+            "unweighted"
+        },
         secs(build),
         secs(t2.elapsed().as_secs_f64()),
     );
@@ -217,7 +241,10 @@ pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
 }
 
 fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Generator options from the command line.
@@ -277,7 +304,10 @@ pub fn generate(ctx: &Ctx, a: GenerateArgs) -> anyhow::Result<()> {
         _ => format!("{}{}", a.kind, a.scale),
     });
     if ctx.data.exists(&name) && !a.force {
-        bail!("a graph named '{name}' already exists in {} (use --force to replace it)", ctx.data.root().display());
+        bail!(
+            "a graph named '{name}' already exists in {} (use --force to replace it)",
+            ctx.data.root().display()
+        );
     }
     let g = plexus_graph::generate::generate(kind, &o)?;
     let build = t.elapsed().as_secs_f64();
@@ -292,7 +322,11 @@ pub fn generate(ctx: &Ctx, a: GenerateArgs) -> anyhow::Result<()> {
         "generated '{name}': {} vertices, {} edges ({}) in {}",
         thousands(g.num_vertices() as u64),
         thousands(g.num_edges()),
-        if g.is_directed() { "directed" } else { "undirected" },
+        if g.is_directed() {
+            "directed"
+        } else {
+            "undirected"
+        },
         secs(build)
     );
     Ok(())
@@ -310,10 +344,18 @@ pub fn degree_stats(g: &Graph) -> DegreeStats {
     use rayon::prelude::*;
     let n = g.num_vertices();
     if n == 0 {
-        return DegreeStats { min: 0, max: 0, mean: 0.0, top: vec![] };
+        return DegreeStats {
+            min: 0,
+            max: 0,
+            mean: 0.0,
+            top: vec![],
+        };
     }
     let deg = |v: usize| g.out_degree(v as u32) as u64;
-    let (min, max) = (0..n).into_par_iter().map(|v| (deg(v), deg(v))).reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let (min, max) = (0..n)
+        .into_par_iter()
+        .map(|v| (deg(v), deg(v)))
+        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
     // Top-5 by degree, ties by id.
     let top5 = (0..n)
         .into_par_iter()
@@ -333,7 +375,10 @@ pub fn degree_stats(g: &Graph) -> DegreeStats {
         min,
         max,
         mean: g.num_arcs() as f64 / n as f64,
-        top: top5.into_iter().map(|(d, v)| (g.ids().external_string(v as u32), d)).collect(),
+        top: top5
+            .into_iter()
+            .map(|(d, v)| (g.ids().external_string(v as u32), d))
+            .collect(),
     }
 }
 
@@ -348,10 +393,20 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     let m = g.meta();
     let st = degree_stats(&g);
     let on_disk = dir_size(&ctx.data.graph_dir(&a.name));
-    let weights = if !m.weighted { "none" } else if m.integral_weights { "integer" } else { "float" };
+    let weights = if !m.weighted {
+        "none"
+    } else if m.integral_weights {
+        "integer"
+    } else {
+        "float"
+    };
     let ids = format!("{:?}", g.ids().kind()).to_lowercase();
     if a.json {
-        let top: Vec<_> = st.top.iter().map(|(id, d)| json!({"id": id, "degree": d})).collect();
+        let top: Vec<_> = st
+            .top
+            .iter()
+            .map(|(id, d)| json!({"id": id, "degree": d}))
+            .collect();
         let v = json!({
             "name": a.name, "vertices": g.num_vertices(), "edges": g.num_edges(), "arcs": g.num_arcs(),
             "directed": m.directed, "weights": weights, "self_loops": m.self_loops, "order": m.order,
@@ -365,11 +420,18 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     let top: Vec<String> = st.top.iter().map(|(id, d)| format!("{id} ({d})")).collect();
     println!("graph        {}", a.name);
     println!("vertices     {}", thousands(g.num_vertices() as u64));
-    println!("edges        {} ({} stored arcs)", thousands(g.num_edges()), thousands(g.num_arcs()));
+    println!(
+        "edges        {} ({} stored arcs)",
+        thousands(g.num_edges()),
+        thousands(g.num_arcs())
+    );
     println!("directed     {}", if m.directed { "yes" } else { "no" });
     println!("weights      {weights}");
     println!("self-loops   {}", thousands(m.self_loops));
-    println!("out-degree   min {}, max {}, mean {:.2}", st.min, st.max, st.mean);
+    println!(
+        "out-degree   min {}, max {}, mean {:.2}",
+        st.min, st.max, st.mean
+    );
     println!("top degrees  {}", top.join(", "));
     println!("ids          {ids}");
     println!("order        {}", m.order);
@@ -387,9 +449,17 @@ pub fn export(ctx: &Ctx, a: ExportArgs) -> anyhow::Result<()> {
     let t = Instant::now();
     let files = plexus_graph::export::export(&g, &a.out, a.format)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    println!("exported '{}' ({} edges) to {} in {}", a.name, thousands(g.num_edges()), names.join(", "), secs(t.elapsed().as_secs_f64()));
+    println!(
+        "exported '{}' ({} edges) to {} in {}",
+        a.name,
+        thousands(g.num_edges()),
+        names.join(", "),
+        secs(t.elapsed().as_secs_f64())
+    );
     if a.format == ExportFormat::EdgeList || a.format == ExportFormat::Csv {
-        let isolated = (0..g.num_vertices() as u32).filter(|&v| g.out_degree(v) == 0 && g.in_degree(v) == 0).count();
+        let isolated = (0..g.num_vertices() as u32)
+            .filter(|&v| g.out_degree(v) == 0 && g.in_degree(v) == 0)
+            .count();
         if isolated > 0 {
             eprintln!("note: {isolated} isolated vertices are not representable in an edge list; use --format graphalytics to keep them");
         }
@@ -398,16 +468,25 @@ pub fn export(ctx: &Ctx, a: ExportArgs) -> anyhow::Result<()> {
 }
 
 pub fn list(ctx: &Ctx, a: ListArgs) -> anyhow::Result<()> {
-    let rows = ctx.data.list().with_context(|| format!("listing {}", ctx.data.root().display()))?;
+    let rows = ctx
+        .data
+        .list()
+        .with_context(|| format!("listing {}", ctx.data.root().display()))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
     if rows.is_empty() {
-        println!("no graphs in {} (try `plexus demo` or `plexus import`)", ctx.data.root().display());
+        println!(
+            "no graphs in {} (try `plexus demo` or `plexus import`)",
+            ctx.data.root().display()
+        );
         return Ok(());
     }
-    println!("{:<24} {:>14} {:>16} {:>10} {:>9} {:>10}", "name", "vertices", "edges", "directed", "weighted", "size");
+    println!(
+        "{:<24} {:>14} {:>16} {:>10} {:>9} {:>10}",
+        "name", "vertices", "edges", "directed", "weighted", "size"
+    );
     for r in rows {
         println!(
             "{:<24} {:>14} {:>16} {:>10} {:>9} {:>10}",

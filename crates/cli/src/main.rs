@@ -11,6 +11,7 @@ mod demo;
 mod fmt;
 mod graph_cmds;
 mod progress;
+mod run;
 
 /// Plexus: a graph analytics engine. Stores graphs under a data directory
 /// and runs analytics on them.
@@ -18,7 +19,12 @@ mod progress;
 #[command(name = "plexus", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
     /// Data directory holding the stored graphs.
-    #[arg(long, global = true, env = "PLEXUS_DATA", default_value = "./plexus-data")]
+    #[arg(
+        long,
+        global = true,
+        env = "PLEXUS_DATA",
+        default_value = "./plexus-data"
+    )]
     pub data_dir: PathBuf,
     /// Worker threads (0 = all cores).
     #[arg(long, global = true, default_value_t = 0)]
@@ -44,6 +50,9 @@ pub enum Command {
     List(graph_cmds::ListArgs),
     /// Remove a stored graph.
     Remove(graph_cmds::RemoveArgs),
+    /// Run an algorithm on a stored graph (bfs, sssp, pagerank, ppr, wcc, scc, betweenness,
+    /// triangles, lcc, kcore, cdlp, coloring, mis, nhop).
+    Run(run::RunArgs),
     /// Generate and import sample graphs and show what Plexus does with them (under a minute).
     Demo(demo::DemoArgs),
 }
@@ -57,7 +66,10 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown".into());
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         eprintln!("error: internal error (a bug in plexus, please report it): {msg}{at}");
     }));
     let cli = Cli::parse();
@@ -88,6 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(a) => graph_cmds::export(&ctx, a),
         Command::List(a) => graph_cmds::list(&ctx, a),
         Command::Remove(a) => graph_cmds::remove(&ctx, a),
+        Command::Run(a) => run::run(&ctx, a),
         Command::Demo(a) => demo::demo(&ctx, a),
     }
 }

@@ -31,17 +31,22 @@ impl Progress for Bar {
                 self.bar.set_length(t);
                 self.bar.set_position(0);
                 self.bar.set_style(
-                    ProgressStyle::with_template("{msg:12} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
+                    ProgressStyle::with_template(
+                        "{msg:12} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
                 );
             }
             None => {
                 self.bar.set_style(
-                    ProgressStyle::with_template("{spinner} {msg:12} {bytes} read, {bytes_per_sec} {elapsed}")
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    ProgressStyle::with_template(
+                        "{spinner} {msg:12} {bytes} read, {bytes_per_sec} {elapsed}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                self.bar.enable_steady_tick(std::time::Duration::from_millis(200));
+                self.bar
+                    .enable_steady_tick(std::time::Duration::from_millis(200));
             }
         }
         self.bar.set_message(phase.to_string());

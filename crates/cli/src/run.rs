@@ -1,0 +1,640 @@
+//! `plexus run ALGO GRAPH`: runs one algorithm of the library on a stored
+//! graph, prints a summary (or JSON), optionally verifies the result and
+//! writes per-vertex results in external ids.
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use plexus_engine::algo;
+use plexus_graph::{Graph, VertexId};
+use serde_json::{json, Map, Value};
+
+use crate::fmt::{secs, thousands};
+use crate::graph_cmds::Ctx;
+
+/// Algorithm names `plexus run` accepts (Graphalytics names in capitals select its semantics).
+pub const ALGORITHMS: &[&str] = &[
+    "bfs",
+    "sssp",
+    "pagerank",
+    "ppr",
+    "wcc",
+    "scc",
+    "betweenness",
+    "triangles",
+    "lcc",
+    "kcore",
+    "cdlp",
+    "coloring",
+    "mis",
+    "nhop",
+];
+const GRAPHALYTICS_NAMES: &[(&str, &str)] = &[
+    ("BFS", "bfs"),
+    ("PR", "pagerank"),
+    ("pr", "pagerank"),
+    ("WCC", "wcc"),
+    ("CDLP", "cdlp"),
+    ("LCC", "lcc"),
+    ("SSSP", "sssp"),
+];
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Algorithm: bfs, sssp, pagerank, ppr, wcc, scc, betweenness, triangles, lcc, kcore, cdlp,
+    /// coloring, mis, nhop; or a Graphalytics name (BFS, PR, WCC, CDLP, LCC, SSSP) for its semantics.
+    pub algorithm: String,
+    /// Name of the stored graph.
+    pub graph: String,
+    /// Source vertex (external id) for bfs, sssp, ppr, nhop (default: the first vertex).
+    #[arg(long)]
+    pub source: Option<String>,
+    /// PageRank damping factor, in [0, 1).
+    #[arg(long, allow_hyphen_values = true)]
+    pub damping: Option<f64>,
+    /// Fixed number of iterations (pagerank, ppr, cdlp).
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Convergence tolerance (pagerank, ppr), NetworkX's rule: stop when Σ|Δ| < n·tol.
+    #[arg(long, allow_hyphen_values = true)]
+    pub tolerance: Option<f64>,
+    /// Seed for coloring, mis and sampled betweenness.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Betweenness: number of sampled sources (default: all, exact).
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// nhop: number of hops.
+    #[arg(long)]
+    pub hops: Option<u32>,
+    /// kcore: also report membership of the k-core.
+    #[arg(long)]
+    pub k: Option<u32>,
+    /// SSSP bucket width (delta-stepping).
+    #[arg(long, allow_hyphen_values = true)]
+    pub delta: Option<f64>,
+    /// networkx (default) or graphalytics (LDBC Graphalytics definitions and output conventions).
+    #[arg(long, value_parser = ["networkx", "graphalytics"])]
+    pub semantics: Option<String>,
+    /// Check the result's defining property and print the outcome (exit 2 if it fails).
+    #[arg(long)]
+    pub verify: bool,
+    /// Write per-vertex results (external ids) to FILE.csv.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RunArgs {
+    /// Defaults for `algorithm` on `graph`, as the demo runs it (sampled
+    /// betweenness so it stays quick).
+    pub fn for_demo(algorithm: &str, graph: &str) -> Self {
+        RunArgs {
+            algorithm: algorithm.to_string(),
+            graph: graph.to_string(),
+            source: None,
+            damping: None,
+            iterations: None,
+            tolerance: None,
+            seed: None,
+            samples: (algorithm == "betweenness").then_some(16),
+            hops: None,
+            k: None,
+            delta: None,
+            semantics: None,
+            verify: true,
+            out: None,
+            json: false,
+        }
+    }
+}
+
+/// A per-vertex result column.
+pub enum Column {
+    /// Counts/depths; `u32::MAX` is "none" (printed as `inf`, or i64::MAX for Graphalytics BFS).
+    Depth(Vec<u32>),
+    /// A vertex (internal id) per vertex, `u32::MAX` = none; printed as an external id.
+    Vertex(Vec<u32>),
+    /// A natural id per vertex (CDLP labels); printed as an external id.
+    Natural(Vec<u32>),
+    /// Plain integers.
+    Int(Vec<u64>),
+    /// Floats (`inf` for infinity).
+    Float(Vec<f64>),
+    /// Booleans (`1`/`0`).
+    Bool(Vec<bool>),
+}
+
+/// What an algorithm run produced.
+pub struct Outcome {
+    pub columns: Vec<(&'static str, Column)>,
+    pub summary: Map<String, Value>,
+    pub iterations: Option<usize>,
+    pub verified: Option<Result<(), String>>,
+}
+
+/// Parameters after resolving names and ids.
+pub struct Params {
+    pub algorithm: &'static str,
+    pub graphalytics: bool,
+    pub source: VertexId,
+    pub args: RunArgs,
+}
+
+/// Resolves the algorithm name, semantics and source vertex.
+pub fn resolve(g: &Graph, a: &RunArgs) -> anyhow::Result<Params> {
+    let (name, by_ga_name) = match GRAPHALYTICS_NAMES.iter().find(|(ga, _)| *ga == a.algorithm) {
+        Some((_, n)) => (*n, true),
+        None => match ALGORITHMS.iter().find(|n| **n == a.algorithm) {
+            Some(n) => (*n, false),
+            None => bail!(
+                "unknown algorithm '{}' (expected one of: {})",
+                a.algorithm,
+                ALGORITHMS.join(", ")
+            ),
+        },
+    };
+    let graphalytics = by_ga_name || a.semantics.as_deref() == Some("graphalytics");
+    if g.num_vertices() == 0 {
+        bail!("graph '{}' has no vertices", a.graph);
+    }
+    let source = match &a.source {
+        Some(s) => g
+            .ids()
+            .lookup_str(s)
+            .with_context(|| format!("unknown source vertex '{s}' in graph '{}'", a.graph))?,
+        None => 0,
+    };
+    if let Some(d) = a.damping {
+        if !(0.0..1.0).contains(&d) {
+            bail!("--damping must be in [0, 1), got {d}");
+        }
+    }
+    if let Some(t) = a.tolerance {
+        if !(t > 0.0 && t.is_finite()) {
+            bail!("--tolerance must be a positive number, got {t}");
+        }
+    }
+    if let Some(k) = a.samples {
+        if k == 0 || k > g.num_vertices() {
+            bail!(
+                "--samples must be between 1 and the number of vertices ({}), got {k}",
+                g.num_vertices()
+            );
+        }
+    }
+    if let Some(k) = a.k {
+        if k as usize > g.num_vertices() {
+            bail!(
+                "--k must be at most the number of vertices ({}), got {k}",
+                g.num_vertices()
+            );
+        }
+    }
+    if let Some(d) = a.delta {
+        if !(d > 0.0 && d.is_finite()) {
+            bail!("--delta must be a positive number, got {d}");
+        }
+    }
+    Ok(Params {
+        algorithm: name,
+        graphalytics,
+        source,
+        args: a.clone(),
+    })
+}
+
+fn verdict(r: Result<(), plexus_engine::VerifyError>) -> Result<(), String> {
+    r.map_err(|e| e.to_string())
+}
+
+fn top10(g: &Graph, vals: &[f64]) -> Value {
+    let mut idx: Vec<usize> = (0..vals.len()).collect();
+    idx.sort_by(|&a, &b| vals[b].total_cmp(&vals[a]).then(a.cmp(&b)));
+    Value::Array(
+        idx.iter()
+            .take(10)
+            .map(|&v| json!({"id": g.ids().external_string(v as u32), "value": vals[v]}))
+            .collect(),
+    )
+}
+
+fn label_stats(labels: &[u32]) -> (usize, Value) {
+    let mut sizes = std::collections::HashMap::<u32, u64>::new();
+    for &l in labels {
+        *sizes.entry(l).or_default() += 1;
+    }
+    let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
+    for s in sizes.values() {
+        *by_size.entry(*s).or_default() += 1;
+    }
+    let hist: Vec<Value> = by_size
+        .iter()
+        .rev()
+        .take(10)
+        .map(|(s, c)| json!({"size": s, "count": c}))
+        .collect();
+    (sizes.len(), Value::Array(hist))
+}
+
+fn depth_stats(d: &[u32]) -> (u64, u32) {
+    let reached = d.iter().filter(|&&x| x != u32::MAX).count() as u64;
+    (
+        reached,
+        d.iter()
+            .copied()
+            .filter(|&x| x != u32::MAX)
+            .max()
+            .unwrap_or(0),
+    )
+}
+
+/// Runs the algorithm (on the current rayon pool).
+pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
+    let a = &p.args;
+    let mut s = Map::new();
+    let mut iterations = None;
+    let mut verified = None;
+    let columns: Vec<(&'static str, Column)> = match p.algorithm {
+        "bfs" => {
+            let cfg = algo::bfs::Config {
+                source: p.source,
+                ..Default::default()
+            };
+            let o = algo::bfs::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::bfs::verify(g, &cfg, &o)));
+            }
+            let (reached, maxd) = depth_stats(&o.depth);
+            s.insert("reached".into(), json!(reached));
+            s.insert("max_depth".into(), json!(maxd));
+            iterations = Some(o.iterations);
+            vec![
+                ("depth", Column::Depth(o.depth)),
+                ("parent", Column::Vertex(o.parent)),
+            ]
+        }
+        "nhop" => {
+            let cfg = algo::nhop::Config {
+                source: p.source,
+                hops: a.hops.unwrap_or(algo::nhop::DEFAULT_HOPS),
+            };
+            let o = algo::nhop::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::nhop::verify(g, &cfg, &o)));
+            }
+            s.insert("hops".into(), json!(cfg.hops));
+            s.insert("reached".into(), json!(o.reached));
+            vec![("depth", Column::Depth(o.depth))]
+        }
+        "sssp" => {
+            let cfg = algo::sssp::Config {
+                source: p.source,
+                delta: a.delta,
+            };
+            let o = algo::sssp::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::sssp::verify(g, &cfg, &o)));
+            }
+            let reached = o.dist.iter().filter(|d| d.is_finite()).count();
+            let maxd = o
+                .dist
+                .iter()
+                .copied()
+                .filter(|d| d.is_finite())
+                .fold(0.0, f64::max);
+            s.insert("reached".into(), json!(reached));
+            s.insert("max_distance".into(), json!(maxd));
+            iterations = Some(o.iterations);
+            vec![
+                ("distance", Column::Float(o.dist)),
+                ("parent", Column::Vertex(o.parent)),
+            ]
+        }
+        "pagerank" | "ppr" => {
+            let mut cfg = algo::pagerank::Config::default();
+            if let Some(d) = a.damping {
+                cfg.damping = d;
+            }
+            if let Some(t) = a.tolerance {
+                cfg.tolerance = t;
+            }
+            cfg.iterations = a
+                .iterations
+                .or(if p.graphalytics { Some(10) } else { None });
+            if p.algorithm == "ppr" {
+                cfg.personalization = Some(vec![p.source]);
+                s.insert("source".into(), json!(g.ids().external_string(p.source)));
+            }
+            let o = algo::pagerank::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::pagerank::verify(g, &cfg, &o)));
+            }
+            iterations = Some(o.iterations);
+            s.insert("converged".into(), json!(o.converged));
+            s.insert("top".into(), top10(g, &o.rank));
+            vec![("rank", Column::Float(o.rank))]
+        }
+        "wcc" | "scc" => {
+            let (comp, count, v) = if p.algorithm == "wcc" {
+                let cfg = algo::wcc::Config::default();
+                let o = algo::wcc::run(g, &cfg)?;
+                let v = verify.then(|| verdict(algo::wcc::verify(g, &cfg, &o)));
+                (o.component, o.count as u64, v)
+            } else {
+                let cfg = algo::scc::Config::default();
+                let o = algo::scc::run(g, &cfg)?;
+                let v = verify.then(|| verdict(algo::scc::verify(g, &cfg, &o)));
+                (o.component, o.count as u64, v)
+            };
+            verified = v;
+            let (_, hist) = label_stats(&comp);
+            s.insert("components".into(), json!(count));
+            s.insert("size_histogram".into(), hist);
+            vec![("component", Column::Vertex(comp))]
+        }
+        "cdlp" => {
+            let cfg = algo::cdlp::Config {
+                iterations: a.iterations.unwrap_or(algo::cdlp::DEFAULT_ITERATIONS),
+            };
+            let o = algo::cdlp::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::cdlp::verify(g, &cfg, &o)));
+            }
+            let (count, hist) = label_stats(&o.label);
+            iterations = Some(o.iterations);
+            s.insert("communities".into(), json!(count));
+            s.insert("size_histogram".into(), hist);
+            vec![("label", Column::Natural(o.label))]
+        }
+        "betweenness" => {
+            let cfg = algo::betweenness::Config {
+                samples: a.samples,
+                seed: a.seed.unwrap_or(algo::betweenness::DEFAULT_SEED),
+                ..Default::default()
+            };
+            let o = algo::betweenness::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::betweenness::verify(g, &cfg, &o)));
+            }
+            s.insert("sources".into(), json!(o.sources_used));
+            s.insert("top".into(), top10(g, &o.centrality));
+            vec![("betweenness", Column::Float(o.centrality))]
+        }
+        "triangles" => {
+            let cfg = algo::triangles::Config::default();
+            let o = algo::triangles::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::triangles::verify(g, &cfg, &o)));
+            }
+            s.insert("triangles".into(), json!(o.total));
+            vec![("triangles", Column::Int(o.per_vertex))]
+        }
+        "lcc" => {
+            let semantics = if p.graphalytics {
+                algo::lcc::Semantics::Graphalytics
+            } else {
+                algo::lcc::Semantics::NetworkX
+            };
+            let cfg = algo::lcc::Config { semantics };
+            let o = algo::lcc::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::lcc::verify(g, &cfg, &o)));
+            }
+            s.insert("average".into(), json!(o.average));
+            s.insert("top".into(), top10(g, &o.coefficient));
+            vec![("lcc", Column::Float(o.coefficient))]
+        }
+        "kcore" => {
+            let cfg = algo::kcore::Config { k: a.k };
+            let o = algo::kcore::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::kcore::verify(g, &cfg, &o)));
+            }
+            s.insert("max_core".into(), json!(o.max_core));
+            let (_, hist) = label_stats(&o.core);
+            s.insert("core_histogram".into(), hist);
+            let mut cols = vec![(
+                "core",
+                Column::Int(o.core.iter().map(|&c| c as u64).collect()),
+            )];
+            if let Some(m) = o.in_k_core {
+                s.insert(
+                    "k_core_size".into(),
+                    json!(m.iter().filter(|&&b| b).count()),
+                );
+                cols.push(("in_k_core", Column::Bool(m)));
+            }
+            cols
+        }
+        "coloring" => {
+            let cfg = algo::coloring::Config {
+                seed: a.seed.unwrap_or(algo::coloring::DEFAULT_SEED),
+            };
+            let o = algo::coloring::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::coloring::verify(g, &cfg, &o)));
+            }
+            s.insert("colors".into(), json!(o.num_colors));
+            vec![(
+                "color",
+                Column::Int(o.color.iter().map(|&c| c as u64).collect()),
+            )]
+        }
+        "mis" => {
+            let cfg = algo::mis::Config {
+                seed: a.seed.unwrap_or(algo::mis::DEFAULT_SEED),
+            };
+            let o = algo::mis::run(g, &cfg)?;
+            if verify {
+                verified = Some(verdict(algo::mis::verify(g, &cfg, &o)));
+            }
+            s.insert("size".into(), json!(o.size));
+            vec![("in_set", Column::Bool(o.in_set))]
+        }
+        other => bail!("unknown algorithm '{other}'"),
+    };
+    Ok(Outcome {
+        columns,
+        summary: s,
+        iterations,
+        verified,
+    })
+}
+
+/// Writes one cell.
+fn cell(g: &Graph, c: &Column, v: usize, graphalytics: bool) -> String {
+    match c {
+        Column::Depth(d) => match d[v] {
+            u32::MAX if graphalytics => i64::MAX.to_string(),
+            u32::MAX => "inf".into(),
+            x => x.to_string(),
+        },
+        Column::Vertex(x) => match x[v] {
+            u32::MAX => String::new(),
+            u => g.ids().external_string(u),
+        },
+        Column::Natural(x) => g.ids().external_string(g.from_natural(x[v])),
+        Column::Int(x) => x[v].to_string(),
+        Column::Float(x) => {
+            if x[v].is_infinite() {
+                if x[v] > 0.0 {
+                    "inf".into()
+                } else {
+                    "-inf".into()
+                }
+            } else {
+                format!("{:e}", x[v])
+            }
+        }
+        Column::Bool(x) => (x[v] as u8).to_string(),
+    }
+}
+
+/// Writes the per-vertex CSV through a temporary file.
+pub fn write_csv(
+    g: &Graph,
+    o: &Outcome,
+    path: &std::path::Path,
+    graphalytics: bool,
+) -> anyhow::Result<()> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext == "parquet" {
+        bail!(
+            "{}: Parquet output is not available in this build; use a .csv file",
+            path.display()
+        );
+    }
+    plexus_graph::export::write_atomically(path, |w| {
+        let mut wr = csv::Writer::from_writer(w);
+        let mut header = vec!["id"];
+        header.extend(o.columns.iter().map(|(n, _)| *n));
+        wr.write_record(&header)?;
+        let mut row: Vec<String> = Vec::with_capacity(header.len());
+        for v in 0..g.num_vertices() {
+            row.clear();
+            row.push(g.ids().external_string(v as u32));
+            for (_, c) in &o.columns {
+                row.push(cell(g, c, v, graphalytics));
+            }
+            wr.write_record(&row)?;
+        }
+        wr.flush()?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.out {
+        let ext = out
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        if ext != "csv" {
+            bail!("{}: --out must name a .csv file", out.display());
+        }
+    }
+    let t = Instant::now();
+    let g = ctx.data.open(&a.graph)?;
+    let load = t.elapsed().as_secs_f64();
+    let p = resolve(&g, &a)?;
+    let t = Instant::now();
+    let o = execute(&g, &p, false)?;
+    let compute = t.elapsed().as_secs_f64();
+    let verified = if a.verify {
+        execute(&g, &p, true)?.verified
+    } else {
+        None
+    };
+    if let Some(out) = &a.out {
+        write_csv(&g, &o, out, p.graphalytics)?;
+    }
+    let mut obj = Map::new();
+    obj.insert("algorithm".into(), json!(p.algorithm));
+    obj.insert("graph".into(), json!(a.graph));
+    obj.insert(
+        "semantics".into(),
+        json!(if p.graphalytics {
+            "graphalytics"
+        } else {
+            "networkx"
+        }),
+    );
+    obj.insert("threads".into(), json!(rayon::current_num_threads()));
+    obj.insert("vertices".into(), json!(g.num_vertices()));
+    obj.insert("edges".into(), json!(g.num_edges()));
+    obj.insert("load_seconds".into(), json!(load));
+    obj.insert("compute_seconds".into(), json!(compute));
+    obj.insert("iterations".into(), json!(o.iterations));
+    obj.extend(o.summary.clone());
+    if let Some(v) = &verified {
+        obj.insert("verified".into(), json!(v.is_ok()));
+        if let Err(e) = v {
+            obj.insert("verify_error".into(), json!(e));
+        }
+    }
+    if let Some(out) = &a.out {
+        obj.insert("out".into(), json!(out.display().to_string()));
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&Value::Object(obj))?);
+    } else {
+        println!(
+            "{} on '{}' ({} vertices, {} edges, {} threads): load {}, compute {}{}",
+            p.algorithm,
+            a.graph,
+            thousands(g.num_vertices() as u64),
+            thousands(g.num_edges()),
+            rayon::current_num_threads(),
+            secs(load),
+            secs(compute),
+            o.iterations
+                .map(|i| format!(", {i} iterations"))
+                .unwrap_or_default()
+        );
+        for (k, v) in &o.summary {
+            println!("  {k}: {}", summarize(v));
+        }
+        if let Some(v) = &verified {
+            match v {
+                Ok(()) => println!("  verified: yes"),
+                Err(e) => println!("  verified: NO ({e})"),
+            }
+        }
+        if let Some(out) = &a.out {
+            println!("  wrote {}", out.display());
+        }
+    }
+    if let Some(Err(e)) = verified {
+        bail!("{} on '{}': {e}", p.algorithm, a.graph);
+    }
+    Ok(())
+}
+
+/// A short rendering of a summary value.
+pub fn summarize(v: &Value) -> String {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(
+                |i| match (i.get("id"), i.get("value"), i.get("size"), i.get("count")) {
+                    (Some(id), Some(val), _, _) => format!(
+                        "{} ({:.4e})",
+                        id.as_str().unwrap_or("?"),
+                        val.as_f64().unwrap_or(0.0)
+                    ),
+                    (_, _, Some(s), Some(c)) => format!("{c}×{s}"),
+                    _ => i.to_string(),
+                },
+            )
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}
