@@ -733,6 +733,69 @@ fn graphalytics_round_trip_keeps_isolated_vertices() {
 }
 
 #[test]
+fn negative_and_64_bit_ids_import_and_round_trip() {
+    let (_dir, p) = write_temp("wide.wel", "-5 3 1\n3 10000000000 2\n-5 -5 3\n");
+    let g = import_file(&p, &ImportOptions::default(), &NoProgress).unwrap();
+    assert_eq!(vertices(&g), ints(&[-5, 3, 10_000_000_000]));
+    let want = [
+        (i(-5), i(3), 1.0),
+        (i(3), i(10_000_000_000), 2.0),
+        (i(-5), i(-5), 3.0),
+    ];
+    assert_eq!(arcs(&g), expected(&want, true, true));
+    assert_eq!(g.ids().lookup_int(10_000_000_000), Some(2));
+    for format in [
+        ExportFormat::EdgeList,
+        ExportFormat::Csv,
+        ExportFormat::Graphalytics,
+    ] {
+        let h = round_trip(&g, format);
+        assert_same_graph(&g, &h, true, &format!("{format:?}"));
+    }
+}
+
+#[test]
+fn sparse_large_ids_keep_their_values() {
+    // Ids that fit 32 bits but are too sparse for a dense lookup table.
+    let (_dir, p) = write_temp("sparse.el", "4000000000 3\n3 7\n7 4000000000\n");
+    let g = import_file(&p, &undirected(), &NoProgress).unwrap();
+    assert_eq!(vertices(&g), ints(&[3, 7, 4_000_000_000]));
+    let want = [
+        (i(4_000_000_000), i(3), 0.0),
+        (i(3), i(7), 0.0),
+        (i(7), i(4_000_000_000), 0.0),
+    ];
+    assert_eq!(arcs(&g), expected(&want, false, false));
+}
+
+#[test]
+#[ignore = "bug: graphalytics export of a string-id graph succeeds but writes .v/.e files that import rejects"]
+fn graphalytics_export_of_string_ids_fails_or_round_trips() {
+    let g = import(
+        "tiny_str.csv",
+        &csv(|c| {
+            c.ids = IdType::Str;
+            c.src_col = Some("from".into());
+            c.dst_col = Some("to".into());
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.e");
+    if export(&g, &out, ExportFormat::Graphalytics).is_ok() {
+        let back = import_file(
+            &dir.path().join("s.properties"),
+            &ImportOptions::default(),
+            &NoProgress,
+        );
+        assert!(
+            back.is_ok(),
+            "exported files do not import: {}",
+            back.unwrap_err()
+        );
+    }
+}
+
+#[test]
 fn edge_list_export_writes_each_undirected_edge_once() {
     let g = import("tiny.el", &undirected());
     let dir = tempfile::tempdir().unwrap();
