@@ -265,9 +265,10 @@ impl Scratch {
 }
 
 /// Sources per leaf of the reduction tree: depends only on the number of
-/// sources, never on the thread count.
+/// sources, never on the thread count. At most 256 leaves, so a handful of
+/// sources (the GAPBS benchmark uses 4) still run one per worker.
 fn leaf_size(k: usize) -> usize {
-    k.div_ceil(256).max(8)
+    k.div_ceil(256).max(1)
 }
 
 /// Raw (unscaled) sums over `sources`, split in halves down to leaves of

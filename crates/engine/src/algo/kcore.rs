@@ -192,7 +192,7 @@ pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
 /// contains `v`), and fewer than `c + 1` with core ≥ `c + 1`. Those local
 /// checks do not rule out values that are too small everywhere (a triangle
 /// labelled all 1 passes them), so the verifier then re-peels the graph by
-/// a third method (a lazy min-heap on degrees) and names the first vertex
+/// a third method (minimum-degree removal with a lazy bucket queue) and names the first vertex
 /// whose core differs. Also checks `max_core` and `in_k_core`.
 pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> {
     let n = g.num_vertices();
@@ -221,7 +221,7 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
             )));
         }
     }
-    let want = heap_peel(&adj);
+    let want = bucket_peel(&adj);
     if let Some(v) = (0..n).find(|&v| want[v] != out.core[v]) {
         return Err(VerifyError::new(format!(
             "vertex {v} has core {} but peeling gives {}",
@@ -257,31 +257,42 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     Ok(())
 }
 
-/// Core numbers by repeatedly removing a vertex of minimum remaining degree
-/// (lazy binary heap): the core of a vertex is the largest minimum degree
-/// seen up to its removal.
-fn heap_peel(adj: &[Vec<VertexId>]) -> Vec<u32> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
+/// Core numbers by repeatedly removing a vertex of minimum remaining degree,
+/// found with a lazy bucket queue (a vertex is pushed again whenever its
+/// degree drops; stale entries are skipped): the core of a vertex is the
+/// largest minimum degree seen up to its removal. `O(n + m)`.
+fn bucket_peel(adj: &[Vec<VertexId>]) -> Vec<u32> {
     let n = adj.len();
     let mut deg: Vec<usize> = adj.iter().map(Vec::len).collect();
+    let max_deg = deg.iter().copied().max().unwrap_or(0);
+    let mut buckets: Vec<Vec<VertexId>> = vec![Vec::new(); max_deg + 1];
+    for (v, &d) in deg.iter().enumerate() {
+        buckets[d].push(v as VertexId);
+    }
     let mut removed = vec![false; n];
-    let mut heap: BinaryHeap<Reverse<(usize, usize)>> =
-        (0..n).map(|v| Reverse((deg[v], v))).collect();
     let mut core = vec![0u32; n];
     let mut level = 0usize;
-    while let Some(Reverse((d, v))) = heap.pop() {
-        if removed[v] || d != deg[v] {
+    let mut at = 0usize;
+    let mut left = n;
+    while left > 0 {
+        let Some(v) = buckets[at].pop() else {
+            at += 1;
+            continue;
+        };
+        let v = v as usize;
+        if removed[v] || deg[v] != at {
             continue;
         }
         removed[v] = true;
-        level = level.max(d);
+        left -= 1;
+        level = level.max(at);
         core[v] = level as u32;
         for &u in &adj[v] {
             let u = u as usize;
             if !removed[u] {
                 deg[u] -= 1;
-                heap.push(Reverse((deg[u], u)));
+                buckets[deg[u]].push(u as VertexId);
+                at = at.min(deg[u]);
             }
         }
     }

@@ -408,7 +408,7 @@ pub(crate) fn triangle_weights(
     let mut order: Vec<VertexId> = (0..n as VertexId).collect();
     order.par_sort_unstable_by_key(|&v| (std::cmp::Reverse(odeg[v as usize]), v));
     let counts: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    order.par_iter().with_max_len(1).for_each(|&v| {
+    order.par_iter().with_max_len(16).for_each(|&v| {
         let nv = olist(v);
         let dv = odirs(v);
         let mut own = 0u64;
