@@ -725,6 +725,25 @@ fn csv_round_trip_keeps_string_ids() {
 }
 
 #[test]
+fn csv_quoted_string_ids_import_with_commas_and_quotes() {
+    let g = import("quoted_ids.csv", &csv(|c| c.ids = IdType::Str));
+    assert_eq!(vertices(&g), strs(&["bob", "o\"neil", "smith, john"]));
+    let want = [
+        (s("smith, john"), s("bob"), 0.0),
+        (s("bob"), s("o\"neil"), 0.0),
+    ];
+    assert_eq!(arcs(&g), expected(&want, true, false));
+}
+
+#[test]
+#[ignore = "bug: CSV export writes string ids unquoted, so ids with commas or quotes re-import as different vertices"]
+fn csv_round_trip_keeps_string_ids_with_commas_and_quotes() {
+    let g = import("quoted_ids.csv", &csv(|c| c.ids = IdType::Str));
+    let h = round_trip(&g, ExportFormat::Csv);
+    assert_same_graph(&g, &h, false, "quoted string ids");
+}
+
+#[test]
 fn graphalytics_round_trip_keeps_isolated_vertices() {
     for (what, g) in round_trip_sources() {
         let h = round_trip(&g, ExportFormat::Graphalytics);
