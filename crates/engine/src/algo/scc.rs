@@ -51,9 +51,10 @@ use crate::error::{AlgoError, VerifyError};
 const UNASSIGNED: u32 = u32::MAX;
 
 /// After at least one colouring round, at most this many remaining vertices
-/// are finished by sequential Tarjan (as in Slota et al.'s Multistep): the
-/// colouring needs one round per component along a chain of components.
-const SERIAL_CUTOFF: usize = 1024;
+/// are finished by sequential Tarjan (as in Slota et al.'s Multistep, whose
+/// cut-off is of this order): the colouring needs one round per component
+/// along a chain of components, Tarjan one pass.
+const SERIAL_CUTOFF: usize = 100_000;
 
 /// SCC takes no parameters; the struct exists so every algorithm has the
 /// same `run(g, cfg)` shape.
@@ -71,6 +72,12 @@ pub struct Output {
 
 /// Computes the components in parallel: trim, forward–backward, colouring.
 pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
+    Ok(run_with_cutoff(g, SERIAL_CUTOFF))
+}
+
+/// [`run`] with the serial cut-off as a parameter (0 = colour to the end),
+/// so tests can exercise the colouring rounds on small graphs.
+fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
     let n = g.num_vertices();
     let comp: Vec<AtomicU32> = (0..n)
         .into_par_iter()
@@ -112,9 +119,14 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
         .into_par_iter()
         .map(|_| AtomicU32::new(UNASSIGNED))
         .collect();
+    // Set while a vertex sits in the next frontier; all clear between rounds.
+    let changed: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
     let mut rounds = 0;
     while !remaining.is_empty() {
-        if rounds > 0 && remaining.len() <= SERIAL_CUTOFF {
+        if rounds > 0 && remaining.len() <= serial_cutoff {
             tarjan(g, remaining.iter().copied(), live, |members, label| {
                 for &x in members {
                     comp[x as usize].store(label, Ordering::Relaxed);
@@ -129,10 +141,6 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
         // Min-label propagation along out-edges within the live vertices;
         // only vertices whose colour dropped push again.
         let mut frontier = remaining.clone();
-        let changed: Vec<AtomicBool> = (0..n)
-            .into_par_iter()
-            .map(|_| AtomicBool::new(false))
-            .collect();
         while !frontier.is_empty() {
             frontier = frontier
                 .par_iter()
@@ -173,7 +181,7 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
         .into_par_iter()
         .filter(|&v| component[v] == v as u32)
         .count();
-    Ok(Output { component, count })
+    Output { component, count }
 }
 
 /// Repeatedly removes live vertices with no live in- or out-neighbour (other
@@ -512,11 +520,12 @@ mod tests {
 
     #[test]
     fn chains_of_two_cycles_take_several_colouring_rounds() {
-        // 1500 two-cycles {2i, 2i+1}, chained upwards or downwards: more
-        // than the serial cut-off remains after forward-backward.
+        // 300 two-cycles {2i, 2i+1}, chained upwards (one component per
+        // colouring round) or downwards (all in one round), with no serial
+        // finish.
         for upwards in [true, false] {
             let mut e = Vec::new();
-            for i in 0..1500u32 {
+            for i in 0..300u32 {
                 e.push((2 * i, 2 * i + 1));
                 e.push((2 * i + 1, 2 * i));
                 if i > 0 {
@@ -527,13 +536,11 @@ mod tests {
                     });
                 }
             }
-            let g = graph(3000, &e, true);
+            let g = graph(600, &e, true);
             let want = reference(&g, &Config::default()).unwrap();
-            assert_eq!(want.count, 1500);
+            assert_eq!(want.count, 300);
             for t in THREADS {
-                let got = with_threads(t, || run(&g, &Config::default()))
-                    .unwrap()
-                    .unwrap();
+                let got = with_threads(t, || run_with_cutoff(&g, 0)).unwrap();
                 assert_eq!(got, want);
             }
         }
@@ -573,6 +580,8 @@ mod tests {
             for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
+                let coloured = with_threads(t, || run_with_cutoff(&g, 0)).unwrap();
+                prop_assert_eq!(&coloured, &want);
             }
             prop_assert!(verify(&g, &cfg, &want).is_ok());
         }
