@@ -3,10 +3,11 @@
 //! **Returns** [`Output`]: `dist[v]` is the length of a shortest path
 //! `source ⇝ v` along out-edges (`f64::INFINITY` when unreachable),
 //! `parent[v]` an in-neighbour `u` whose edge completes such a path exactly
-//! (`dist[u] + w(u, v) == dist[v]` in `f64`): of those, the smallest id
-//! among the ones with the fewest hops from the source over such tight
-//! edges, so parents form a tree even across zero-weight cycles (the source
-//! is its own parent; `u32::MAX` when unreachable), and `iterations` the number of
+//! (`dist[u] + w(u, v) == dist[v]` in `f64`): the smallest such id with
+//! `dist[u] < dist[v]`, or, when zero-weight ties leave some vertex without
+//! one, the smallest id among those with the fewest hops from the source
+//! over such tight edges, so parents always form a tree (the source is its
+//! own parent; `u32::MAX` when unreachable), and `iterations` the number of
 //! relaxation supersteps. Distances are the minimum over paths of the path
 //! length summed left to right in `f64`, so they equal Dijkstra's exactly;
 //! parents are a deterministic function of the distances.
@@ -84,10 +85,28 @@ fn prepare(g: &Graph, cfg: &Config) -> Result<f64, AlgoError> {
             "sssp needs edge weights; import with --weighted".into(),
         ));
     };
-    if let Some(i) = weights
-        .par_iter()
-        .position_first(|w| w.is_nan() || *w < 0.0)
-    {
+    // One pass in fixed blocks: the first bad weight of each block, and the
+    // sum and count of the finite weights (for the default delta).
+    const BLOCK: usize = 1 << 14;
+    let blocks: Vec<(Option<usize>, f64, u64)> = weights
+        .par_chunks(BLOCK)
+        .enumerate()
+        .map(|(b, ws)| {
+            let bad = ws
+                .iter()
+                .position(|w| w.is_nan() || *w < 0.0)
+                .map(|i| b * BLOCK + i);
+            let (mut sum, mut count) = (0.0, 0u64);
+            for &w in ws {
+                if w.is_finite() {
+                    sum += w;
+                    count += 1;
+                }
+            }
+            (bad, sum, count)
+        })
+        .collect();
+    if let Some(i) = blocks.iter().find_map(|b| b.0) {
         let offs = g.out().offsets();
         let src = offs.partition_point(|&o| o <= i as u64) - 1;
         let dst = g.out().neighbor_array()[i];
@@ -110,12 +129,9 @@ fn prepare(g: &Graph, cfg: &Config) -> Result<f64, AlgoError> {
             "delta must be a finite number > 0, got {d}"
         ))),
         None => {
-            let finite: Vec<f64> = weights
-                .par_iter()
-                .copied()
-                .filter(|w| w.is_finite())
-                .collect();
-            let mean = finite.par_iter().sum::<f64>() / finite.len().max(1) as f64;
+            let sum: f64 = blocks.iter().map(|b| b.1).sum();
+            let count: u64 = blocks.iter().map(|b| b.2).sum();
+            let mean = sum / count.max(1) as f64;
             Ok(if mean > 0.0 && mean.is_finite() {
                 mean
             } else {
@@ -246,14 +262,51 @@ impl EdgeFunctor for TightVisit<'_> {
     }
 }
 
-/// Parents from distances: BFS over tight edges gives hop counts (unique),
-/// then each reached vertex but the source takes the smallest-id
-/// in-neighbour one hop up over a tight edge. Following parents therefore
-/// strictly lowers the hop count and ends at the source, even across
-/// zero-weight cycles, and the result does not depend on the thread count.
+/// Parents from distances. Fast path: each reached vertex but the source
+/// takes its smallest-id in-neighbour `u` over a tight edge with
+/// `dist[u] < dist[v]`; parents then strictly lower the distance, so they
+/// form a tree. When some reached vertex has no such in-neighbour (a tight
+/// edge of weight 0, or one too small to change the sum in `f64`), all
+/// parents come from [`tight_bfs_parents`] instead. Either way the result
+/// is a function of the distances alone, independent of the thread count.
+fn parents(g: &Graph, source: VertexId, dist: &[f64]) -> Vec<u32> {
+    let parent: Vec<u32> = (0..g.num_vertices() as VertexId)
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|v| {
+            if v == source {
+                return source;
+            }
+            let d = dist[v as usize];
+            if d == f64::INFINITY {
+                return NO_PARENT;
+            }
+            let ws = g.in_weights(v).unwrap_or(&[]);
+            g.in_neighbors(v)
+                .iter()
+                .zip(ws)
+                .find(|&(&u, &w)| dist[u as usize] < d && dist[u as usize] + w == d)
+                .map_or(NO_PARENT, |(&u, _)| u)
+        })
+        .collect();
+    let complete = parent
+        .par_iter()
+        .zip(dist.par_iter())
+        .all(|(&p, &d)| p != NO_PARENT || d == f64::INFINITY);
+    if complete {
+        parent
+    } else {
+        tight_bfs_parents(g, source, dist)
+    }
+}
+
+/// Parents from distances across zero-weight ties: BFS over tight edges
+/// gives hop counts (unique), then each reached vertex but the source
+/// takes the smallest-id in-neighbour one hop up over a tight edge.
+/// Following parents strictly lowers the hop count and ends at the source.
 /// Every reached vertex is reached by the BFS: the vertex that last lowered
 /// its distance is reached first (by induction on Dijkstra's settle order).
-fn parents(g: &Graph, source: VertexId, dist: &[f64]) -> Vec<u32> {
+fn tight_bfs_parents(g: &Graph, source: VertexId, dist: &[f64]) -> Vec<u32> {
     let n = g.num_vertices();
     let mut visit = TightVisit {
         dist,
