@@ -6,15 +6,17 @@
 //! Isolated vertices are components of their own.
 //!
 //! **Methods** ([`Config::method`]):
-//! * [`Method::UnionFind`] (default): lock-free union–find over every arc,
-//!   always hanging the larger root under the smaller with a
-//!   compare-and-swap, with path halving, then one pass that points every
-//!   vertex at its root (the hooking of Shiloach & Vishkin, "An O(log n)
-//!   parallel connectivity algorithm", J. Algorithms 1982, in the
-//!   asynchronous union–find form that Afforest — Sutton et al., IPDPS'18 —
-//!   builds on, without its sampling phase). Since a root is only ever
-//!   hung under a smaller one, every root is the minimum of its tree, which
-//!   is the required label. `O(m α(n))` work, independent of the diameter.
+//! * [`Method::UnionFind`] (default): Afforest (Sutton, Ben-Nun & Barak,
+//!   "Optimizing parallel graph connectivity computation via subgraph
+//!   sampling", IPDPS'18; GAPBS `cc.cc`): lock-free union–find that always
+//!   hangs the larger root under the smaller with a compare-and-swap (the
+//!   hooking of Shiloach & Vishkin, J. Algorithms 1982), with path halving.
+//!   It first links two out-neighbours per vertex, finds the largest
+//!   component from a fixed sample of 1024 vertices, then links the
+//!   remaining edges of the vertices outside it only. Since a root is only
+//!   ever hung under a smaller one, every root is the minimum of its tree,
+//!   which is the required label, whatever the order of the links.
+//!   `O(m α(n))` work at most, independent of the diameter.
 //! * [`Method::LabelPropagation`]: Gemini's CC as a [`VertexProgram`]
 //!   (min-label propagation along out- and in-edges, push or pull by
 //!   Ligra's rule); `O(diameter)` supersteps. This is the form the
@@ -119,15 +121,66 @@ fn link(parent: &[AtomicU32], u: u32, v: u32) {
     }
 }
 
+/// Out-neighbours per vertex linked in Afforest's sampling phase.
+const NEIGHBOR_ROUNDS: usize = 2;
+/// Vertices sampled to find the largest intermediate component.
+const SAMPLES: usize = 1024;
+
 fn union_find(g: &Graph) -> Vec<u32> {
     let n = g.num_vertices();
     let parent: Vec<AtomicU32> = (0..n as u32).into_par_iter().map(AtomicU32::new).collect();
+    let compress = || {
+        (0..n as VertexId)
+            .into_par_iter()
+            .with_min_len(1024)
+            .for_each(|v| {
+                let r = find(&parent, v);
+                parent[v as usize].store(r, Ordering::Relaxed);
+            })
+    };
+    // Afforest phase 1: link the first few out-neighbours of every vertex,
+    // which already joins most of a giant component.
+    for round in 0..NEIGHBOR_ROUNDS {
+        (0..n as VertexId)
+            .into_par_iter()
+            .with_min_len(256)
+            .for_each(|u| {
+                if let Some(&v) = g.out_neighbors(u).get(round) {
+                    link(&parent, u, v);
+                }
+            });
+        compress();
+    }
+    // Phase 2: the most frequent root among a fixed sample of vertices.
+    let mut counts = std::collections::HashMap::<u32, usize>::new();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..SAMPLES.min(n) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *counts
+            .entry(find(&parent, (x % n as u64) as u32))
+            .or_default() += 1;
+    }
+    let giant = counts
+        .into_iter()
+        .max_by_key(|&(r, c)| (c, std::cmp::Reverse(r)))
+        .map(|(r, _)| r);
+    // Phase 3: every vertex outside the giant component links its remaining
+    // edges (all in-edges too when directed). An edge between the giant
+    // component and another vertex is seen from that vertex's side.
     (0..n as VertexId)
         .into_par_iter()
         .with_min_len(64)
         .for_each(|u| {
-            for &v in g.out_neighbors(u) {
-                if u != v {
+            if Some(find(&parent, u)) == giant {
+                return;
+            }
+            for &v in g.out_neighbors(u).iter().skip(NEIGHBOR_ROUNDS) {
+                link(&parent, u, v);
+            }
+            if g.is_directed() {
+                for &v in g.in_neighbors(u) {
                     link(&parent, u, v);
                 }
             }
