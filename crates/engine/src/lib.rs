@@ -7,6 +7,30 @@
 //!
 //! Parallelism: every kernel runs on the *current* rayon pool; callers pick
 //! the thread count by installing a pool (see [`with_threads`]).
+//!
+//! ```
+//! use plexus_engine::algo::{bfs, pagerank, wcc};
+//! use plexus_engine::with_threads;
+//! use plexus_graph::{BuildOptions, Graph};
+//!
+//! // A directed 4-cycle 0 → 1 → 2 → 3 → 0 plus an isolated vertex 4.
+//! let g = Graph::from_edges(5, &[(0, 1), (1, 2), (2, 3), (3, 0)], &BuildOptions::directed()).unwrap();
+//!
+//! // Breadth-first search from vertex 0, on two threads.
+//! let cfg = bfs::Config { source: 0, ..Default::default() };
+//! let out = with_threads(2, || bfs::run(&g, &cfg)).unwrap().unwrap();
+//! assert_eq!(out.depth, vec![0, 1, 2, 3, u32::MAX]);
+//! bfs::verify(&g, &cfg, &out).unwrap();
+//!
+//! // Two weakly connected components, labelled by their smallest vertex.
+//! let cc = wcc::run(&g, &wcc::Config::default()).unwrap();
+//! assert_eq!((cc.component, cc.count), (vec![0, 0, 0, 0, 4], 2));
+//!
+//! // PageRank: the cycle's vertices share the rank evenly.
+//! let pr = pagerank::run(&g, &pagerank::Config::default()).unwrap();
+//! assert!((pr.rank[0] - pr.rank[2]).abs() < 1e-9);
+//! assert!((pr.rank.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+//! ```
 
 pub mod algo;
 pub mod edge_map;
