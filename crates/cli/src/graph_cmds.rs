@@ -389,7 +389,7 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
         }
         check_graph_file(&ctx.data.graph_dir(&a.name).join(GRAPH_FILE))?;
     }
-    let g = ctx.data.open(&a.name)?;
+    let g = ctx.data.open_checked(&a.name)?;
     let m = g.meta();
     let st = degree_stats(&g);
     let on_disk = dir_size(&ctx.data.graph_dir(&a.name));

@@ -70,9 +70,15 @@ fn main() -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("error: internal error (a bug in plexus, please report it): {msg}{at}");
+        eprintln!(
+            "error: internal error: {msg}{at} (if a stored graph is involved, `plexus info NAME --check` tells whether it is corrupt; otherwise please report this bug)"
+        );
+        std::process::exit(2);
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let threads = cli.threads;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
     let result = match pool {
@@ -83,6 +89,28 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Help and version go to stdout as clap prints them; a usage error becomes
+/// one line `error: …` and exit status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("error: {first} (see --help)");
             ExitCode::from(2)
         }
     }

@@ -541,7 +541,7 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         }
     }
     let t = Instant::now();
-    let g = ctx.data.open(&a.graph)?;
+    let g = ctx.data.open_checked(&a.graph)?;
     let load = t.elapsed().as_secs_f64();
     let p = resolve(&g, &a)?;
     let t = Instant::now();

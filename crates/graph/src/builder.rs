@@ -240,14 +240,13 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
 
     // Step 6: in-edges.
     let inc = opts.directed.then(|| transpose(&out));
-    Ok(assemble(
-        out,
-        inc,
-        ids,
-        old_of_new,
-        opts.directed,
-        opts.order,
-    ))
+    // An empty graph has no permutation to store, so it records no order.
+    let order = if old_of_new.is_some() {
+        opts.order
+    } else {
+        VertexOrder::None
+    };
+    Ok(assemble(out, inc, ids, old_of_new, opts.directed, order))
 }
 
 /// Computes the derived facts (self-loops, integrality, chunks) and returns

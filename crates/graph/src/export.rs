@@ -64,17 +64,29 @@ pub fn write_atomically(
     Ok(())
 }
 
+/// Writes external id `v`, quoted as CSV requires when `csv` is set and the
+/// id holds a separator, a quote or a line break.
+fn write_id(g: &Graph, v: u32, w: &mut dyn Write, csv: bool) -> std::io::Result<()> {
+    if csv && g.ids().kind() == crate::IdKind::Str {
+        let s = g.ids().external_string(v);
+        if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
+            return write!(w, "\"{}\"", s.replace('"', "\"\""));
+        }
+    }
+    g.ids().write_external(v, w)
+}
+
 fn write_edges(g: &Graph, w: &mut dyn Write, sep: &[u8]) -> std::io::Result<()> {
-    let ids = g.ids();
+    let csv = sep == b",";
     for u in 0..g.num_vertices() as u32 {
         let ws = g.out_weights(u);
         for (i, &v) in g.out_neighbors(u).iter().enumerate() {
             if !g.is_directed() && v < u {
                 continue;
             }
-            ids.write_external(u, w)?;
+            write_id(g, u, w, csv)?;
             w.write_all(sep)?;
-            ids.write_external(v, w)?;
+            write_id(g, v, w, csv)?;
             if let Some(ws) = ws {
                 w.write_all(sep)?;
                 write!(w, "{}", ws[i])?;
@@ -104,6 +116,11 @@ pub fn export(g: &Graph, path: &Path, format: ExportFormat) -> Result<Vec<PathBu
             Ok(vec![path.to_path_buf()])
         }
         ExportFormat::Graphalytics => {
+            if g.ids().kind() == crate::IdKind::Str {
+                return Err(GraphError::InvalidArgument(
+                    "the Graphalytics format needs integer vertex ids; this graph has string ids (use --format csv)".into(),
+                ));
+            }
             let s = path.to_string_lossy();
             let stem = s
                 .strip_suffix(".e")

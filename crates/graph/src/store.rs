@@ -240,6 +240,13 @@ impl DataDir {
         open_graph_file(&dir.join(GRAPH_FILE))
     }
 
+    /// Opens graph `name` and checks its offsets ([`check_offsets`], O(n)).
+    pub fn open_checked(&self, name: &str) -> Result<Graph> {
+        let g = self.open(name)?;
+        check_offsets(&g, &self.graph_dir(name).join(GRAPH_FILE))?;
+        Ok(g)
+    }
+
     /// Reads the provenance of graph `name`.
     pub fn provenance(&self, name: &str) -> Option<Provenance> {
         let text = fs::read_to_string(self.graph_dir(name).join(META_FILE)).ok()?;
@@ -670,6 +677,27 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
         new_of_old,
         chunks,
     })
+}
+
+/// Checks in O(n) that every offset array of `g` (opened from `path`) is
+/// non-decreasing: the invariant whose violation would make neighbour slices
+/// invalid. Cheaper than [`check_graph_file`]; commands that scan every
+/// vertex anyway (`info`, `run`) call it before trusting the offsets.
+pub fn check_offsets(g: &Graph, path: &Path) -> Result<()> {
+    for (name, adj) in [("out", Some(g.out())), ("in", g.inc.as_ref())] {
+        let Some(adj) = adj else { continue };
+        let o = adj.offsets();
+        if let Some(v) = (0..o.len().saturating_sub(1))
+            .into_par_iter()
+            .find_any(|&v| o[v] > o[v + 1])
+        {
+            return Err(GraphError::corrupt(
+                path,
+                format!("section {name}-offsets decreases at vertex {v}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Verifies every section checksum and the structural invariants (offsets

@@ -736,7 +736,6 @@ fn csv_quoted_string_ids_import_with_commas_and_quotes() {
 }
 
 #[test]
-#[ignore = "bug: CSV export writes string ids unquoted, so ids with commas or quotes re-import as different vertices"]
 fn csv_round_trip_keeps_string_ids_with_commas_and_quotes() {
     let g = import("quoted_ids.csv", &csv(|c| c.ids = IdType::Str));
     let h = round_trip(&g, ExportFormat::Csv);
@@ -788,7 +787,6 @@ fn sparse_large_ids_keep_their_values() {
 }
 
 #[test]
-#[ignore = "bug: graphalytics export of a string-id graph succeeds but writes .v/.e files that import rejects"]
 fn graphalytics_export_of_string_ids_fails_or_round_trips() {
     let g = import(
         "tiny_str.csv",
