@@ -616,7 +616,7 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     let load = t.elapsed().as_secs_f64();
     let p = resolve(&g, &a)?;
     let t = Instant::now();
-    let o = execute(&g, &p, false)?;
+    let o = with_progress(p.algorithm, ctx.quiet, || execute(&g, &p, false))?;
     let compute = t.elapsed().as_secs_f64();
     let verified = if a.verify {
         execute(&g, &p, true)?.verified
@@ -686,6 +686,48 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         bail!("{} on '{}': {e}", p.algorithm, a.graph);
     }
     Ok(())
+}
+
+/// Runs `f`, showing live progress on stderr (superstep, active vertices,
+/// elapsed time) once it has run for more than a second, when stderr is a
+/// terminal and not `quiet`.
+pub fn with_progress<R: Send>(name: &str, quiet: bool, f: impl FnOnce() -> R + Send) -> R {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if quiet || !std::io::stderr().is_terminal() {
+        return f();
+    }
+    plexus_engine::progress::GLOBAL.reset();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let start = Instant::now();
+            let bar = indicatif::ProgressBar::new_spinner();
+            let mut shown = false;
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let el = start.elapsed().as_secs_f64();
+                if el < 1.0 {
+                    continue;
+                }
+                shown = true;
+                let (steps, active) = plexus_engine::progress::GLOBAL.read();
+                let detail = if steps > 0 {
+                    format!("superstep {steps}, {} active vertices, ", thousands(active))
+                } else {
+                    String::new()
+                };
+                bar.set_message(format!("{name}: {detail}{el:.1} s"));
+                bar.tick();
+            }
+            if shown {
+                bar.finish_and_clear();
+            }
+        });
+        let r = f();
+        done.store(true, Ordering::Relaxed);
+        r
+    })
 }
 
 /// A short rendering of a summary value.

@@ -36,6 +36,7 @@ pub mod algo;
 pub mod edge_map;
 pub mod error;
 pub mod program;
+pub mod progress;
 pub mod subset;
 
 pub use error::{AlgoError, VerifyError};

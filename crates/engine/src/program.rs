@@ -280,6 +280,7 @@ impl Executor for InMemory<'_> {
     ) -> Step {
         let g = self.g;
         let n = g.num_vertices();
+        crate::progress::GLOBAL.record_superstep(frontier.len() as u64);
         let symmetric = opts.symmetric && g.is_directed();
         let mode = match P::MODES {
             Modes::SparseOnly => Mode::Sparse,
