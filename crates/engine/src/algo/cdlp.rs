@@ -204,26 +204,7 @@ mod tests {
     use plexus_graph::{BuildOptions, VertexOrder};
     use proptest::prelude::*;
 
-    /// The Graphalytics `example-directed` edges, external ids 1..=10.
-    const EXAMPLE_DIRECTED: [(u32, u32); 17] = [
-        (1, 3),
-        (1, 5),
-        (2, 4),
-        (2, 5),
-        (2, 10),
-        (3, 1),
-        (3, 5),
-        (3, 8),
-        (3, 10),
-        (5, 3),
-        (5, 4),
-        (5, 8),
-        (6, 3),
-        (6, 4),
-        (7, 4),
-        (8, 1),
-        (9, 4),
-    ];
+    use crate::algo::testgraphs::GRAPHALYTICS_EXAMPLE_DIRECTED as EXAMPLE_DIRECTED;
 
     #[test]
     fn graphalytics_example_directed_matches_the_published_output() {

@@ -405,26 +405,10 @@ mod tests {
     /// map to internal 0..=9) and its published PR output (d = 0.85, 2 iterations).
     #[test]
     fn graphalytics_example_directed_matches_the_published_output() {
-        let edges = [
-            (1, 3),
-            (1, 5),
-            (2, 4),
-            (2, 5),
-            (2, 10),
-            (3, 1),
-            (3, 5),
-            (3, 8),
-            (3, 10),
-            (5, 3),
-            (5, 4),
-            (5, 8),
-            (6, 3),
-            (6, 4),
-            (7, 4),
-            (8, 1),
-            (9, 4),
-        ];
-        let pairs: Vec<(u32, u32)> = edges.iter().map(|&(u, v)| (u - 1, v - 1)).collect();
+        let pairs: Vec<(u32, u32)> = crate::algo::testgraphs::GRAPHALYTICS_EXAMPLE_DIRECTED
+            .iter()
+            .map(|&(u, v)| (u - 1, v - 1))
+            .collect();
         let g = Graph::from_edges(10, &pairs, &BuildOptions::directed()).unwrap();
         let cfg = Config {
             iterations: Some(2),

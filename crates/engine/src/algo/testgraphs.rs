@@ -5,6 +5,28 @@
 use plexus_graph::{BuildOptions, DuplicatePolicy, Graph, VertexId, VertexOrder};
 use proptest::prelude::*;
 
+/// The LDBC Graphalytics `example-directed` edges (external ids 1..=10),
+/// used by the tests that check an algorithm against its published output.
+pub(crate) const GRAPHALYTICS_EXAMPLE_DIRECTED: [(u32, u32); 17] = [
+    (1, 3),
+    (1, 5),
+    (2, 4),
+    (2, 5),
+    (2, 10),
+    (3, 1),
+    (3, 5),
+    (3, 8),
+    (3, 10),
+    (5, 3),
+    (5, 4),
+    (5, 8),
+    (6, 3),
+    (6, 4),
+    (7, 4),
+    (8, 1),
+    (9, 4),
+];
+
 /// Largest vertex count the strategies produce.
 pub(crate) const MAX_N: usize = 40;
 /// Largest edge count the strategies produce.
