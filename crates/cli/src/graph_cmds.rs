@@ -385,7 +385,11 @@ pub fn degree_stats(g: &Graph) -> DegreeStats {
 pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     if a.check {
         if !ctx.data.exists(&a.name) {
-            ctx.data.open(&a.name)?;
+            return Err(plexus_graph::GraphError::UnknownGraph {
+                name: a.name.clone(),
+                dir: ctx.data.root().to_path_buf(),
+            }
+            .into());
         }
         check_graph_file(&ctx.data.graph_dir(&a.name).join(GRAPH_FILE))?;
     }

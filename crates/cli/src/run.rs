@@ -133,6 +133,16 @@ pub struct Outcome {
     pub summary: Map<String, Value>,
     pub iterations: Option<usize>,
     pub verified: Option<Result<(), String>>,
+    /// Seconds spent in the algorithm itself (verification excluded).
+    pub compute_seconds: f64,
+}
+
+/// Runs `f`, adding its wall time to `acc`.
+fn timed<R>(acc: &mut f64, f: impl FnOnce() -> R) -> R {
+    let t = Instant::now();
+    let r = f();
+    *acc += t.elapsed().as_secs_f64();
+    r
 }
 
 /// Parameters after resolving names and ids.
@@ -257,13 +267,14 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
     let mut s = Map::new();
     let mut iterations = None;
     let mut verified = None;
+    let mut compute = 0.0;
     let columns: Vec<(&'static str, Column)> = match p.algorithm {
         "bfs" => {
             let cfg = algo::bfs::Config {
                 source: p.source,
                 ..Default::default()
             };
-            let o = algo::bfs::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::bfs::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::bfs::verify(g, &cfg, &o)));
             }
@@ -281,7 +292,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 source: p.source,
                 hops: a.hops.unwrap_or(algo::nhop::DEFAULT_HOPS),
             };
-            let o = algo::nhop::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::nhop::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::nhop::verify(g, &cfg, &o)));
             }
@@ -294,7 +305,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 source: p.source,
                 delta: a.delta,
             };
-            let o = algo::sssp::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::sssp::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::sssp::verify(g, &cfg, &o)));
             }
@@ -328,7 +339,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 cfg.personalization = Some(vec![p.source]);
                 s.insert("source".into(), json!(g.ids().external_string(p.source)));
             }
-            let o = algo::pagerank::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::pagerank::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::pagerank::verify(g, &cfg, &o)));
             }
@@ -340,12 +351,12 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
         "wcc" | "scc" => {
             let (comp, count, v) = if p.algorithm == "wcc" {
                 let cfg = algo::wcc::Config::default();
-                let o = algo::wcc::run(g, &cfg)?;
+                let o = timed(&mut compute, || algo::wcc::run(g, &cfg))?;
                 let v = verify.then(|| verdict(algo::wcc::verify(g, &cfg, &o)));
-                (o.component, o.count as u64, v)
+                (o.component, o.count, v)
             } else {
                 let cfg = algo::scc::Config::default();
-                let o = algo::scc::run(g, &cfg)?;
+                let o = timed(&mut compute, || algo::scc::run(g, &cfg))?;
                 let v = verify.then(|| verdict(algo::scc::verify(g, &cfg, &o)));
                 (o.component, o.count as u64, v)
             };
@@ -359,7 +370,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
             let cfg = algo::cdlp::Config {
                 iterations: a.iterations.unwrap_or(algo::cdlp::DEFAULT_ITERATIONS),
             };
-            let o = algo::cdlp::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::cdlp::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::cdlp::verify(g, &cfg, &o)));
             }
@@ -375,7 +386,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 seed: a.seed.unwrap_or(algo::betweenness::DEFAULT_SEED),
                 ..Default::default()
             };
-            let o = algo::betweenness::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::betweenness::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::betweenness::verify(g, &cfg, &o)));
             }
@@ -385,7 +396,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
         }
         "triangles" => {
             let cfg = algo::triangles::Config::default();
-            let o = algo::triangles::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::triangles::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::triangles::verify(g, &cfg, &o)));
             }
@@ -399,7 +410,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 algo::lcc::Semantics::NetworkX
             };
             let cfg = algo::lcc::Config { semantics };
-            let o = algo::lcc::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::lcc::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::lcc::verify(g, &cfg, &o)));
             }
@@ -409,7 +420,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
         }
         "kcore" => {
             let cfg = algo::kcore::Config { k: a.k };
-            let o = algo::kcore::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::kcore::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::kcore::verify(g, &cfg, &o)));
             }
@@ -433,7 +444,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
             let cfg = algo::coloring::Config {
                 seed: a.seed.unwrap_or(algo::coloring::DEFAULT_SEED),
             };
-            let o = algo::coloring::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::coloring::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::coloring::verify(g, &cfg, &o)));
             }
@@ -447,7 +458,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
             let cfg = algo::mis::Config {
                 seed: a.seed.unwrap_or(algo::mis::DEFAULT_SEED),
             };
-            let o = algo::mis::run(g, &cfg)?;
+            let o = timed(&mut compute, || algo::mis::run(g, &cfg))?;
             if verify {
                 verified = Some(verdict(algo::mis::verify(g, &cfg, &o)));
             }
@@ -461,6 +472,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
         summary: s,
         iterations,
         verified,
+        compute_seconds: compute,
     })
 }
 
@@ -615,14 +627,9 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     let g = ctx.data.open_checked(&a.graph)?;
     let load = t.elapsed().as_secs_f64();
     let p = resolve(&g, &a)?;
-    let t = Instant::now();
-    let o = with_progress(p.algorithm, ctx.quiet, || execute(&g, &p, false))?;
-    let compute = t.elapsed().as_secs_f64();
-    let verified = if a.verify {
-        execute(&g, &p, true)?.verified
-    } else {
-        None
-    };
+    let o = with_progress(p.algorithm, ctx.quiet, || execute(&g, &p, a.verify))?;
+    let compute = o.compute_seconds;
+    let verified = o.verified.clone();
     if let Some(out) = &a.out {
         write_csv(&g, &o, out, p.graphalytics)?;
     }

@@ -255,7 +255,8 @@ pub(crate) fn map_ids(
     // A lookup from external to internal id.
     enum Lookup {
         Dense(Vec<u32>),
-        Sorted(Vec<i64>),
+        /// Binary search in `ext`, which is sorted and distinct.
+        Sorted,
     }
     const ABSENT: u32 = u32::MAX;
     let (ext, lookup): (Vec<i64>, Lookup) = if dense_ok {
@@ -296,7 +297,7 @@ pub(crate) fn map_ids(
         }
         ids.par_sort_unstable();
         ids.dedup();
-        (ids.clone(), Lookup::Sorted(ids))
+        (ids, Lookup::Sorted)
     };
     if ext.len() as u64 >= MAX_VERTICES {
         return Err(too_many(ext.len() as u64));
@@ -310,7 +311,7 @@ pub(crate) fn map_ids(
                     ABSENT
                 }
             }
-            Lookup::Sorted(s) => s.binary_search(&x).map_or(ABSENT, |i| i as u32),
+            Lookup::Sorted => ext.binary_search(&x).map_or(ABSENT, |i| i as u32),
         }
     };
     let mut src: Vec<VertexId> = Vec::with_capacity(total);

@@ -4,7 +4,7 @@
 //! file's line number.
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -205,25 +205,6 @@ where
     Ok(out)
 }
 
-/// Splits `data` into pieces of about `target` bytes, each ending after a
-/// newline (the last piece may end without one).
-pub fn split_lines(data: &[u8], target: usize) -> Vec<&[u8]> {
-    let mut v = Vec::new();
-    let mut pos = 0;
-    while pos < data.len() {
-        let mut end = (pos + target).min(data.len());
-        if end < data.len() {
-            match memchr(b'\n', &data[end..]) {
-                Some(i) => end += i + 1,
-                None => end = data.len(),
-            }
-        }
-        v.push(&data[pos..end]);
-        pos = end;
-    }
-    v
-}
-
 #[inline]
 pub fn memchr(c: u8, s: &[u8]) -> Option<usize> {
     s.iter().position(|&x| x == c)
@@ -289,9 +270,4 @@ pub fn show(t: &[u8]) -> String {
     } else {
         s.to_string()
     }
-}
-
-/// A path in messages.
-pub fn p(path: &Path) -> PathBuf {
-    path.to_path_buf()
 }
