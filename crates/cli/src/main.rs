@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod demo;
 mod fmt;
 mod graph_cmds;
+mod probe;
 mod progress;
 mod run;
 
@@ -55,6 +56,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Generate and import sample graphs and show what Plexus does with them (under a minute).
     Demo(demo::DemoArgs),
+    /// Measure the machine's memory bandwidth (STREAM copy, scale, add, triad) and store it.
+    Probe(probe::ProbeArgs),
 }
 
 fn main() -> ExitCode {
@@ -130,5 +133,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Remove(a) => graph_cmds::remove(&ctx, a),
         Command::Run(a) => run::run(&ctx, a),
         Command::Demo(a) => demo::demo(&ctx, a),
+        Command::Probe(a) => probe::probe(&ctx, a),
     }
 }

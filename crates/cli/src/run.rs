@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Run the algorithm this many times on the loaded graph and report the
+    /// median compute time (all runs listed with --json); --verify and --out
+    /// use the last run, outside the timing.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
 }
 
 impl RunArgs {
@@ -107,6 +112,7 @@ impl RunArgs {
             verify: true,
             out: None,
             json: false,
+            repeat: 1,
         }
     }
 }
@@ -135,6 +141,17 @@ pub struct Outcome {
     pub verified: Option<Result<(), String>>,
     /// Seconds spent in the algorithm itself (verification excluded).
     pub compute_seconds: f64,
+}
+
+/// The median of `xs` (mean of the middle two when even); 0 when empty.
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// Runs `f`, adding its wall time to `acc`.
@@ -627,8 +644,18 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     let g = ctx.data.open_checked(&a.graph)?;
     let load = t.elapsed().as_secs_f64();
     let p = resolve(&g, &a)?;
-    let o = with_progress(p.algorithm, ctx.quiet, || execute(&g, &p, a.verify))?;
-    let compute = o.compute_seconds;
+    let mut runs = Vec::with_capacity(a.repeat as usize);
+    let mut last = None;
+    for i in 0..a.repeat {
+        // Drop the previous result first so runs do not hold two at once.
+        drop(last.take());
+        let verify = a.verify && i + 1 == a.repeat;
+        let o = with_progress(p.algorithm, ctx.quiet, || execute(&g, &p, verify))?;
+        runs.push(o.compute_seconds);
+        last = Some(o);
+    }
+    let o = last.ok_or_else(|| anyhow::anyhow!("--repeat must be at least 1"))?;
+    let compute = median(&runs);
     let verified = o.verified.clone();
     if let Some(out) = &a.out {
         write_csv(&g, &o, out, p.graphalytics)?;
@@ -649,6 +676,9 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     obj.insert("edges".into(), json!(g.num_edges()));
     obj.insert("load_seconds".into(), json!(load));
     obj.insert("compute_seconds".into(), json!(compute));
+    if runs.len() > 1 {
+        obj.insert("compute_seconds_runs".into(), json!(runs));
+    }
     obj.insert("iterations".into(), json!(o.iterations));
     obj.extend(o.summary.clone());
     if let Some(v) = &verified {
@@ -671,7 +701,17 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
             thousands(g.num_edges()),
             rayon::current_num_threads(),
             secs(load),
-            secs(compute),
+            if runs.len() > 1 {
+                format!(
+                    "{} (median of {}, min {}, max {})",
+                    secs(compute),
+                    runs.len(),
+                    secs(runs.iter().cloned().fold(f64::INFINITY, f64::min)),
+                    secs(runs.iter().cloned().fold(0.0, f64::max))
+                )
+            } else {
+                secs(compute)
+            },
             o.iterations
                 .map(|i| format!(", {i} iterations"))
                 .unwrap_or_default()

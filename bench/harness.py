@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""Plexus benchmark harness: every kernel on every benchmark graph, timed,
+verified once, and compared with the Python peer libraries in the same run.
+
+Run it through `bench/run` (which builds the release binary first); see
+bench/README.md. Standard library only: the peers run in their own venv
+(bench/peers/setup.sh), this script only drives them.
+
+What one run does, per graph:
+  1. prepares the input once (cached under bench/out/graphs): Kronecker graphs
+     come from `plexus generate kron --weighted`, real graphs from
+     ../shared/data with integer weights 1..255 hashed from the unordered
+     vertex pair (bench/peers/add_weights.py), so Plexus and every peer read
+     the very same weighted edge list;
+  2. imports it into the harness's own store (bench/out/data), timed, with
+     peak RSS;
+  3. runs each kernel with `plexus run --repeat R --verify --json`: R timed
+     runs after one load, the last result verified outside the timing (the
+     harness fails if any verification fails), peak RSS of the process;
+  4. unless --no-peers, runs the same kernels in the peers and prints the
+     ratio table (peer median / Plexus median).
+Results go to bench/out/results.json and bench/out/report.md; with --write
+they also replace the harness section of bench/RESULTS.md.
+"""
+
+import argparse
+import datetime
+import gzip
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "bench", "out")
+GRAPHS = os.path.join(OUT, "graphs")
+DATA = os.path.join(OUT, "data")
+SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
+PLEXUS = os.path.join(ROOT, "target", "release", "plexus")
+RESULTS_MD = os.path.join(ROOT, "bench", "RESULTS.md")
+BEGIN, END = "<!-- harness:begin -->", "<!-- harness:end -->"
+
+# Kernels and which graphs they apply to. "undirected" kernels are defined on
+# undirected graphs only (as in the peers and GAPBS); scc on directed only.
+KERNELS = [
+    ("bfs", "any"),
+    ("sssp", "any"),
+    ("pagerank", "any"),
+    ("ppr", "any"),
+    ("wcc", "any"),
+    ("scc", "directed"),
+    ("betweenness", "any"),
+    ("triangles", "undirected"),
+    ("lcc", "undirected"),
+    ("kcore", "undirected"),
+    ("cdlp", "undirected"),
+    ("coloring", "undirected"),
+    ("mis", "undirected"),
+]
+
+# name -> (source, directed, SSSP delta). Deltas follow GAPBS's benchmark
+# flags for weights 1..255: 2 on Kronecker and social graphs, 256 on the road
+# graph (a sweep in ../shared/anchors/gapbs.md).
+GRAPH_SPECS = {
+    "kron12": ("kron:12", False, 2),
+    "kron20": ("kron:20", False, 2),
+    "kron22": ("kron:22", False, 2),
+    "cnr-2000": ("shared:cnr-2000.el.gz", True, 2),
+    "soc-Slashdot0902": ("shared:soc-Slashdot0902.el.gz", True, 2),
+    "USA-road-FLA": ("shared:USA-road-FLA.el.gz", False, 256),
+    "email-Enron": ("shared:email-Enron.el.gz", False, 2),
+}
+FULL = ["kron20", "kron22", "cnr-2000", "soc-Slashdot0902", "USA-road-FLA", "email-Enron"]
+QUICK = ["kron12"]
+
+# PageRank stops when the L1 norm of the change is below this (GAPBS's -t
+# 1e-4); Plexus takes NetworkX's per-vertex tolerance, so it gets PR_L1 / n.
+PR_L1 = 1e-4
+BC_SOURCES = 4
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def env_plexus():
+    env = dict(os.environ)
+    env["PLEXUS_DATA"] = DATA
+    return env
+
+
+def timed_process(cmd, env=None, stdout=subprocess.PIPE):
+    """Runs cmd under GNU time; returns (stdout text, wall s, peak RSS KiB)."""
+    rss_file = os.path.join(OUT, "time.tmp")
+    full = ["/usr/bin/time", "-o", rss_file, "-f", "%e %M"] + cmd
+    p = subprocess.run(full, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-500:]))
+    with open(rss_file) as f:
+        wall, rss = f.read().split()[-2:]
+    os.remove(rss_file)
+    return p.stdout, float(wall), int(rss)
+
+
+def prepare_input(name):
+    """The weighted edge list `NAME.wel` both Plexus and the peers read."""
+    source, _, _ = GRAPH_SPECS[name]
+    path = os.path.join(GRAPHS, name + ".wel")
+    if os.path.exists(path):
+        return path
+    os.makedirs(GRAPHS, exist_ok=True)
+    tmp = path + ".tmp"
+    kind, arg = source.split(":", 1)
+    if kind == "kron":
+        log("generating %s" % name)
+        subprocess.run([PLEXUS, "-q", "generate", "kron", "--scale", arg, "--weighted", "--out", tmp], check=True)
+    else:
+        src = os.path.join(SHARED, arg)
+        if not os.path.exists(src):
+            return None
+        log("weighting %s" % src)
+        plain = path + ".el.tmp"
+        with gzip.open(src, "rb") as fin, open(plain, "wb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 22)
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "peers", "add_weights.py"), plain, tmp], check=True)
+        os.remove(plain)
+    os.replace(tmp, path)
+    return path
+
+
+def import_graph(name, path):
+    """Imports into the harness store; returns timing and the graph's info."""
+    _, directed, _ = GRAPH_SPECS[name]
+    cmd = [PLEXUS, "-q", "import", path, "--name", name, "--weighted", "--duplicates", "min", "--force"]
+    if not directed:
+        cmd += ["--undirected", "--self-loops", "drop"]
+    _, wall, rss = timed_process(cmd, env=env_plexus())
+    info = json.loads(subprocess.run([PLEXUS, "info", name, "--json"], env=env_plexus(), check=True,
+                                     stdout=subprocess.PIPE, text=True).stdout)
+    return {"import_seconds": wall, "import_peak_rss_kib": rss, "input_bytes": os.path.getsize(path), "info": info}
+
+
+def kernel_args(kernel, name, info):
+    _, _, delta = GRAPH_SPECS[name]
+    root = info["out_degree"]["top"][0]["id"] if info["out_degree"]["top"] else "0"
+    n = max(info["vertices"], 1)
+    args = []
+    if kernel in ("bfs", "sssp", "ppr"):
+        args += ["--source", str(root)]
+    if kernel == "sssp":
+        args += ["--delta", str(delta)]
+    if kernel in ("pagerank", "ppr"):
+        args += ["--tolerance", repr(PR_L1 / n)]
+    if kernel == "betweenness":
+        args += ["--samples", str(BC_SOURCES), "--seed", "1"]
+    return args, root
+
+
+def run_plexus(kernel, name, info, runs, threads):
+    args, _ = kernel_args(kernel, name, info)
+    cmd = [PLEXUS, "-q", "run", kernel, name, "--threads", str(threads), "--repeat", str(runs),
+           "--verify", "--json"] + args
+    try:
+        out, wall, rss = timed_process(cmd, env=env_plexus())
+    except RuntimeError as e:
+        return {"status": "error", "error": str(e)}
+    d = json.loads(out)
+    times = d.get("compute_seconds_runs", [d["compute_seconds"]])
+    return {
+        "status": "ok" if d.get("verified") else "verify-failed",
+        "runs": times,
+        "median": statistics.median(times),
+        "min": min(times),
+        "max": max(times),
+        "load_seconds": d["load_seconds"],
+        "iterations": d.get("iterations"),
+        "process_seconds": wall,
+        "peak_rss_kib": rss,
+        "verify_error": d.get("verify_error"),
+        "command": " ".join(["plexus"] + cmd[1:]),
+    }
+
+
+def run_peers(name, path, info, kernels, runs, threads, timeout):
+    """Runs the peer libraries on the same file; returns their JSON lines."""
+    setup = os.path.join(ROOT, "bench", "peers", "setup.sh")
+    venv = os.environ.get("PEERS_VENV", os.path.join(OUT, "peers-venv"))
+    subprocess.run(["bash", setup], check=True, env=dict(os.environ, PEERS_VENV=venv))
+    _, directed, _ = GRAPH_SPECS[name]
+    _, root = kernel_args("bfs", name, info)
+    out = os.path.join(OUT, "peers-%s.jsonl" % name)
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [os.path.join(venv, "bin", "python"), os.path.join(ROOT, "bench", "peers", "peers.py"),
+           "--graph", name, "--file", path, "--directed" if directed else "--undirected",
+           "--kernels", ",".join(kernels), "--root", str(root), "--runs", str(runs),
+           "--threads", str(threads), "--timeout", str(timeout), "--pr-tol", repr(PR_L1),
+           "--bc-sources", str(BC_SOURCES), "--out", out]
+    subprocess.run(cmd, check=False)
+    rows = []
+    if os.path.exists(out):
+        with open(out) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    return rows
+
+
+def probe(threads):
+    """Triad bandwidth from `plexus probe` (bytes/s), or None."""
+    p = subprocess.run([PLEXUS, "-q", "probe", "--threads", str(threads), "--json"], env=env_plexus(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        log("probe failed: %s" % p.stderr.strip())
+        return None
+    return json.loads(p.stdout)
+
+
+def bytes_per_iteration(kernel, info):
+    """Bytes a PageRank iteration or a WCC pass must move at least: the
+    topology it reads once (offsets 8 B per vertex, targets 4 B per arc) plus
+    its per-vertex state (PageRank: contribution, old and new rank, 8 B each;
+    WCC: one 4 B label read and written). A lower bound on traffic."""
+    n, arcs = info["vertices"], info["arcs"]
+    topo = 8 * (n + 1) + 4 * arcs
+    state = {"pagerank": 24 * n, "wcc": 8 * n}[kernel]
+    return topo + state
+
+
+def machine():
+    def lscpu(field):
+        try:
+            out = subprocess.run(["lscpu"], stdout=subprocess.PIPE, text=True).stdout
+        except OSError:
+            return "?"
+        m = re.search(r"^%s:\s*(.+)$" % re.escape(field), out, re.M)
+        return m.group(1).strip() if m else "?"
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            kib = int(f.readline().split()[1])
+            mem = "%.1f GiB" % (kib / 2**20)
+    except OSError:
+        pass
+    return {
+        "cpu": lscpu("Model name"),
+        "cores": os.cpu_count(),
+        "l3": lscpu("L3 cache"),
+        "memory": mem,
+        "kernel": platform.release(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def fmt_s(x):
+    if x is None:
+        return "–"
+    if x >= 10:
+        return "%.1f s" % x
+    if x >= 1:
+        return "%.2f s" % x
+    if x >= 1e-3:
+        return "%.1f ms" % (x * 1e3)
+    return "%.0f µs" % (x * 1e6)
+
+
+def report(res):
+    """The Markdown report: machine, graphs, then one table per graph."""
+    m = res["machine"]
+    lines = ["Machine: %s, %s cores, L3 %s, %s RAM, Linux %s; %s. %d threads, %d timed runs per kernel "
+             "(median, min–max), load (opening the store) reported apart; every Plexus result verified once "
+             "outside the timed runs." % (m["cpu"], m["cores"], m["l3"], m["memory"], m["kernel"], m["date"],
+                                           res["threads"], res["runs"]), ""]
+    if res.get("probe"):
+        p = res["probe"]
+        lines.append("Memory bandwidth (`plexus probe`, %d threads): copy %.1f, scale %.1f, add %.1f, triad %.1f GB/s."
+                     % (p["threads"], p["copy_gbs"], p["scale_gbs"], p["add_gbs"], p["triad_gbs"]))
+        lines.append("")
+    lines += ["| graph | vertices | edges | directed | import | peak RSS | stored |", "|---|---|---|---|---|---|---|"]
+    for g in res["graphs"]:
+        i = g["info"]
+        lines.append("| %s | %s | %s | %s | %s | %.0f MiB | %.0f MiB |" % (
+            g["name"], f"{i['vertices']:,}", f"{i['edges']:,}", "yes" if i["directed"] else "no",
+            fmt_s(g["import_seconds"]), g["import_peak_rss_kib"] / 1024, i["bytes_on_disk"] / 2**20))
+    lines.append("")
+    for g in res["graphs"]:
+        peers = sorted({r["library"] for r in g.get("peers", [])})
+        head = ["kernel", "Plexus median (min–max)", "load", "iters", "peak RSS"] + peers + ["fastest peer ÷ Plexus"]
+        lines += ["### %s" % g["name"], "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for k, r in g["kernels"].items():
+            if r["status"] not in ("ok",):
+                lines.append("| %s | %s |" % (k, r["status"].upper() + ": " + str(r.get("error") or r.get("verify_error"))))
+                continue
+            cells = [k, "%s (%s–%s)" % (fmt_s(r["median"]), fmt_s(r["min"]), fmt_s(r["max"])),
+                     fmt_s(r["load_seconds"]), str(r["iterations"] or ""), "%.0f MiB" % (r["peak_rss_kib"] / 1024)]
+            best = None
+            for lib in peers:
+                row = next((x for x in g["peers"] if x["library"] == lib and x["kernel"] == k), None)
+                if row is None or row.get("status") != "ok":
+                    cells.append(row["status"] if row else "–")
+                    continue
+                cells.append(fmt_s(row["median"]))
+                best = row["median"] if best is None else min(best, row["median"])
+            cells.append("%.2f×" % (best / r["median"]) if best and r["median"] > 0 else "–")
+            lines.append("| " + " | ".join(cells) + " |")
+        bw = g.get("bandwidth")
+        if bw:
+            lines.append("")
+            for k, b in bw.items():
+                lines.append("%s moves at least %.0f MiB per %s; at the median that is %.1f GB/s, %.0f%% of triad."
+                             % (k, b["bytes"] / 2**20, b["per"], b["gbs"], 100 * b["fraction_of_triad"]))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_results_md(text):
+    with open(RESULTS_MD) as f:
+        cur = f.read()
+    block = "%s\n%s\n%s" % (BEGIN, text, END)
+    if BEGIN in cur and END in cur:
+        new = cur[:cur.index(BEGIN)] + block + cur[cur.index(END) + len(END):]
+    else:
+        new = cur.rstrip("\n") + "\n\n## Benchmark harness (`bench/run`)\n\n" + block + "\n"
+    tmp = RESULTS_MD + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(new)
+    os.replace(tmp, RESULTS_MD)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a small generated graph, one run, no peers (CI)")
+    ap.add_argument("--graphs", help="comma-separated graph names (default: all of the full set)")
+    ap.add_argument("--kernels", help="comma-separated kernel names (default: all)")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per kernel (default 5)")
+    ap.add_argument("--threads", type=int, default=2, help="threads for Plexus and every peer (default 2)")
+    ap.add_argument("--no-peers", action="store_true", help="skip the Python peer libraries")
+    ap.add_argument("--peer-timeout", type=int, default=300, help="seconds before a peer kernel is killed")
+    ap.add_argument("--write", action="store_true", help="also replace the harness section of bench/RESULTS.md")
+    a = ap.parse_args()
+
+    names = QUICK if a.quick else (a.graphs.split(",") if a.graphs else FULL)
+    for n in names:
+        if n not in GRAPH_SPECS:
+            sys.exit("error: unknown graph '%s' (known: %s)" % (n, ", ".join(GRAPH_SPECS)))
+    wanted = a.kernels.split(",") if a.kernels else [k for k, _ in KERNELS]
+    for k in wanted:
+        if k not in dict(KERNELS):
+            sys.exit("error: unknown kernel '%s'" % k)
+    runs = 1 if a.quick else a.runs
+    peers = not (a.quick or a.no_peers)
+    os.makedirs(OUT, exist_ok=True)
+
+    res = {"machine": machine(), "threads": a.threads, "runs": runs, "graphs": [],
+           "probe": None if a.quick else probe(a.threads)}
+    failures = []
+    for name in names:
+        path = prepare_input(name)
+        if path is None:
+            log("skipping %s: %s not found (../shared/data absent)" % (name, GRAPH_SPECS[name][0]))
+            continue
+        log("importing %s" % name)
+        g = {"name": name}
+        g.update(import_graph(name, path))
+        directed = g["info"]["directed"]
+        ks = [k for k, scope in KERNELS if k in wanted and
+              (scope == "any" or (scope == "directed") == directed)]
+        g["kernels"] = {}
+        for k in ks:
+            t = time.time()
+            r = run_plexus(k, name, g["info"], runs, a.threads)
+            g["kernels"][k] = r
+            log("  %-12s %-14s %s (%.1f s)" % (k, r["status"], fmt_s(r.get("median")), time.time() - t))
+            if r["status"] != "ok":
+                failures.append("%s on %s: %s" % (k, name, r.get("error") or r.get("verify_error")))
+        if res["probe"]:
+            g["bandwidth"] = {}
+            for k in ("pagerank", "wcc"):
+                r = g["kernels"].get(k)
+                if r and r["status"] == "ok":
+                    b = bytes_per_iteration(k, g["info"])
+                    per_run = r["iterations"] or 1
+                    per = "iteration" if k == "pagerank" else "run"
+                    gbs = b * per_run / r["median"] / 1e9
+                    g["bandwidth"][k] = {"bytes": b, "per": per, "gbs": gbs,
+                                         "fraction_of_triad": gbs / res["probe"]["triad_gbs"]}
+        if peers:
+            log("peers on %s" % name)
+            g["peers"] = run_peers(name, path, g["info"], ks, runs, a.threads, a.peer_timeout)
+        res["graphs"].append(g)
+
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    text = report(res)
+    with open(os.path.join(OUT, "report.md"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    if a.write:
+        write_results_md(text)
+    if failures:
+        log("FAILED: " + "; ".join(failures))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
