@@ -207,17 +207,22 @@ class Adapter:
     def __init__(self, edges, params):
         self.e, self.p = edges, params
         self.n = edges.n
-        self._prepared = {}
-        self.prep_seconds = {}  # what -> seconds, for the note
+        self._prepared = {}  # what -> (structure, seconds to build it)
+        self.used = set()  # what the current kernel's prep_ asked for
         self.iterations = None  # set by kernels whose API reports it
 
     def prepare(self, what, build):
         """Builds an auxiliary structure once (not timed); returns it."""
         if what not in self._prepared:
             t = time.perf_counter()
-            self._prepared[what] = build()
-            self.prep_seconds[what] = time.perf_counter() - t
-        return self._prepared[what]
+            built = build()
+            self._prepared[what] = (built, time.perf_counter() - t)
+        self.used.add(what)
+        return self._prepared[what][0]
+
+    def prep_note(self):
+        """'weighted graph built in 0.123 s' for the inputs the current kernel used."""
+        return ", ".join(f"{w} built in {self._prepared[w][1]:.3f} s" for w in sorted(self.used)) or None
 
     def undirected_view(self):
         """The simple undirected graph under a directed one (for cdlp,
@@ -236,7 +241,6 @@ class Adapter:
 
 class NetworKit(Adapter):
     """NetworKit: C++/OpenMP, threads set with setNumberOfThreads."""
-    dist = "networkit"
     LACKS = {
         "ppr": "no personalised PageRank in the 11.x Python API (scd.ApproximatePageRank is a "
                "local push approximation with a different stopping rule; not timed)",
@@ -335,7 +339,6 @@ class NetworKit(Adapter):
 
 class IGraph(Adapter):
     """python-igraph: C core, single-threaded in every kernel used here."""
-    dist = "igraph"
     LACKS = {
         "mis": "no single maximal independent set call (maximal_independent_vertex_sets "
                "enumerates all of them, largest_independent_vertex_sets is exact/NP-hard)",
@@ -414,7 +417,6 @@ class IGraph(Adapter):
 
 class GraphBLAS(Adapter):
     """python-graphblas (SuiteSparse:GraphBLAS, OpenMP) + graphblas-algorithms."""
-    dist = "graphblas-algorithms"
     LACKS = {
         "wcc": "no connected components (only is_connected / node_connected_component)",
         "scc": "no strongly connected components",
@@ -488,7 +490,6 @@ class GraphBLAS(Adapter):
 
 class RustworkX(Adapter):
     """rustworkx (Rust, petgraph); parallel kernels use rayon (RAYON_NUM_THREADS)."""
-    dist = "rustworkx"
     LACKS = {
         "betweenness": "only exact betweenness over all sources; no sampling or source subset",
         "lcc": "no local clustering (only global transitivity)",
@@ -574,7 +575,6 @@ class GraphMate(Adapter):
     """graph_mate: Python face of neo4j-labs' Rust `graph` crate (32-bit ids).
     Its kernels use std threads sized by available_parallelism (the CPU
     affinity), so the worker pins itself to --threads CPUs."""
-    dist = "graph_mate"
     LACKS = dict.fromkeys(("bfs", "sssp", "ppr", "scc", "betweenness", "lcc", "kcore", "cdlp", "coloring", "mis"),
                           "graph_mate 0.2.0 exposes only page_rank, wcc and global_triangle_count")
     NOTES = {
@@ -634,8 +634,8 @@ class GraphMate(Adapter):
 
 ADAPTERS = {"networkit": NetworKit, "igraph": IGraph, "graphblas": GraphBLAS,
             "rustworkx": RustworkX, "graph_mate": GraphMate}
-# The package names reported as "version" (graphblas: the algorithms package;
-# its python-graphblas and SuiteSparse versions go in the load note).
+# The package reported as "version" (graphblas: the algorithms package, with
+# the python-graphblas and SuiteSparse versions appended).
 VERSION_OF = {"networkit": "networkit", "igraph": "igraph", "graphblas": "graphblas-algorithms",
               "rustworkx": "rustworkx", "graph_mate": "graph_mate"}
 
@@ -723,6 +723,7 @@ def worker(args):
         try:
             fn = getattr(adapter, "k_" + kernel)
             prep = getattr(adapter, "prep_" + kernel, None)
+            adapter.used.clear()
             inputs = () if prep is None else (prep(),)
             emit(event="start", kernel=kernel)
             wanted = args.runs
@@ -750,7 +751,7 @@ def worker(args):
             message = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         result = None
         emit(event="done", kernel=kernel, status=status, runs=runs, summary=summary, message=message,
-             prep_seconds=adapter.prep_seconds, others_cpu=others)
+             prep=adapter.prep_note(), others_cpu=others)
 
 
 # ----------------------------------------------------------------------------
@@ -814,7 +815,8 @@ def describe_exit(code):
 
 def run_library(args, lib, kernels, write):
     """Runs `kernels` (all applicable, none lacking) of one library, starting
-    a fresh worker after a timeout or crash. Calls write(kernel, fields)."""
+    a fresh worker after a timeout or crash. Calls write(kernel, fields, load)
+    per kernel, load being the worker's first load event."""
     load, pending = None, list(kernels)
     while pending:
         child = Child(args, lib, pending)
@@ -830,24 +832,21 @@ def run_library(args, lib, kernels, write):
             load = ev
             print(f"[peers] {args.graph} {lib}: load {load['load_seconds']:.3f} s "
                   f"(parse {load['parse_seconds']:.3f} s), n={load['n']:,} m={load['m']:,}", file=sys.stderr)
-        current, runs, deadline = None, [], time.monotonic() + LOAD_TIMEOUT
+        current, timing, runs, deadline = None, False, [], time.monotonic() + LOAD_TIMEOUT
         while True:
             ev = child.next_event(deadline)
             if isinstance(ev, dict) and ev["event"] == "prep":
-                current, runs = ev["kernel"], []
+                current, timing, runs = ev["kernel"], False, []
                 deadline = time.monotonic() + LOAD_TIMEOUT
             elif isinstance(ev, dict) and ev["event"] == "start":
+                timing = True
                 deadline = time.monotonic() + args.timeout
             elif isinstance(ev, dict) and ev["event"] == "run":
                 runs.append(ev["seconds"])
                 # Later runs: the same cap, widened if the first run was close to it.
                 deadline = time.monotonic() + max(args.timeout, 3 * runs[0])
             elif isinstance(ev, dict) and ev["event"] == "done":
-                note = ev["message"]
-                if ev["prep_seconds"]:
-                    prep = ", ".join(f"{k} {v:.3f} s" for k, v in ev["prep_seconds"].items())
-                    note = f"{note}; " if note else ""
-                    note += f"untimed prep so far: {prep}"
+                note = "; ".join(x for x in (ev["message"], ev["prep"] and f"untimed input: {ev['prep']}") if x)
                 write(current, {"status": ev["status"], "runs": ev["runs"], "summary": ev["summary"],
                                 "note": note, "others_cpu": ev["others_cpu"]}, load)
                 pending.remove(current)
@@ -856,9 +855,11 @@ def run_library(args, lib, kernels, write):
                 # Timeout, or the worker died: record the current kernel, go on with a new worker.
                 code = child.close(kill=True)
                 if current is not None:
-                    if ev == "timeout":
-                        status, note = "timeout", f"killed after {args.timeout:g} s" if not runs else \
-                            f"killed during run {len(runs) + 1}"
+                    if ev == "timeout" and not timing:
+                        status, note = "error", f"building the untimed inputs took over {LOAD_TIMEOUT:g} s"
+                    elif ev == "timeout":
+                        status, note = "timeout", f"killed during run {len(runs) + 1}" if runs else \
+                            f"killed after {args.timeout:g} s"
                     else:
                         status, note = "error", f"worker {describe_exit(code)}"
                     write(current, {"status": status, "runs": runs, "note": note}, load)
