@@ -183,6 +183,15 @@ def depth_from_layers(layers, n):
     return depth
 
 
+def edge_chunks(u, v, w=None, size=1 << 22):
+    """Yields the edges as lists of Python tuples (u, v) or (u, v, w), `size`
+    at a time: APIs that take only Python sequences get them in chunks, so
+    the temporaries (~150 bytes an edge) stay bounded on big graphs."""
+    for i in range(0, u.size, size):
+        cols = (u[i:i + size], v[i:i + size]) + (() if w is None else (w[i:i + size],))
+        yield list(zip(*(c.tolist() for c in cols)))
+
+
 def wedges(degrees):
     """Number of paths of length 2 (connected triples), Σ d(d-1)/2."""
     d = np.asarray(degrees, dtype=np.int64)
@@ -359,9 +368,13 @@ class IGraph(Adapter):
         super().__init__(edges, params)
 
     def build(self, u, v, directed, w=None):
-        g = self.ig.Graph(n=self.n, edges=list(zip(u.tolist(), v.tolist())), directed=directed)
-        if w is not None:
-            g.es["w"] = w.tolist()
+        # One add_edges call per chunk of 4M edges (each call re-indexes the graph).
+        g = self.ig.Graph(n=self.n, directed=directed)
+        for chunk in edge_chunks(u, v, w):
+            if w is None:
+                g.add_edges(chunk)
+            else:
+                g.add_edges([e[:2] for e in chunk], attributes={"w": [e[2] for e in chunk]})
         if not directed:
             g.simplify(multiple=True, loops=True, combine_edges="min")
         return g
@@ -515,10 +528,11 @@ class RustworkX(Adapter):
         # Directed: a multigraph keeps the file's arcs; undirected: one edge per pair.
         g = rx.PyDiGraph(multigraph=True) if directed else rx.PyGraph(multigraph=False)
         g.add_nodes_from(range(self.n))
-        if w is None:
-            g.add_edges_from_no_data(list(zip(u.tolist(), v.tolist())))
-        else:
-            g.add_edges_from(list(zip(u.tolist(), v.tolist(), w.tolist())))
+        for chunk in edge_chunks(u, v, w):
+            if w is None:
+                g.add_edges_from_no_data(chunk)
+            else:
+                g.add_edges_from(chunk)
         return g
 
     def load(self):
