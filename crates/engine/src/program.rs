@@ -278,9 +278,60 @@ impl Executor for InMemory<'_> {
         frontier: &VertexSubset,
         opts: &StepOptions,
     ) -> Step {
+        crate::progress::GLOBAL.record_superstep(frontier.len() as u64);
+        let started = trace_enabled().then(std::time::Instant::now);
+        let step = self.superstep_untraced(p, frontier, opts);
+        if let Some(t) = started {
+            eprintln!(
+                "plexus-trace superstep {:?} frontier {} next {} {:.3} ms",
+                step.mode,
+                frontier.len(),
+                step.next.len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        step
+    }
+
+    fn process_vertices<F: Fn(VertexId) -> bool + Sync>(
+        &self,
+        subset: &VertexSubset,
+        f: F,
+    ) -> VertexSubset {
+        let n = subset.num_vertices();
+        if subset.len() == n {
+            return pull_vertices(self.g, f);
+        }
+        match subset.as_bitmap() {
+            Some(words) => pull_vertices(self.g, |v| bit(words, v) && f(v)),
+            None => {
+                let ids = subset.as_sparse().unwrap_or(&[]);
+                let kept: Vec<VertexId> = ids
+                    .par_iter()
+                    .with_min_len(256)
+                    .copied()
+                    .filter(|&v| f(v))
+                    .collect();
+                VertexSubset::from_distinct_ids(n, kept)
+            }
+        }
+    }
+
+    fn vertex_sum<F: Fn(VertexId) -> f64 + Sync>(&self, f: F) -> f64 {
+        deterministic_sum(self.g.num_vertices(), f)
+    }
+}
+
+impl InMemory<'_> {
+    /// [`Executor::superstep`] without the trace line.
+    fn superstep_untraced<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        opts: &StepOptions,
+    ) -> Step {
         let g = self.g;
         let n = g.num_vertices();
-        crate::progress::GLOBAL.record_superstep(frontier.len() as u64);
         let symmetric = opts.symmetric && g.is_directed();
         let mode = match P::MODES {
             Modes::SparseOnly => Mode::Sparse,
@@ -327,34 +378,13 @@ impl Executor for InMemory<'_> {
             }
         }
     }
+}
 
-    fn process_vertices<F: Fn(VertexId) -> bool + Sync>(
-        &self,
-        subset: &VertexSubset,
-        f: F,
-    ) -> VertexSubset {
-        let n = subset.num_vertices();
-        if subset.len() == n {
-            return pull_vertices(self.g, f);
-        }
-        match subset.as_bitmap() {
-            Some(words) => pull_vertices(self.g, |v| bit(words, v) && f(v)),
-            None => {
-                let ids = subset.as_sparse().unwrap_or(&[]);
-                let kept: Vec<VertexId> = ids
-                    .par_iter()
-                    .with_min_len(256)
-                    .copied()
-                    .filter(|&v| f(v))
-                    .collect();
-                VertexSubset::from_distinct_ids(n, kept)
-            }
-        }
-    }
-
-    fn vertex_sum<F: Fn(VertexId) -> f64 + Sync>(&self, f: F) -> f64 {
-        deterministic_sum(self.g.num_vertices(), f)
-    }
+/// Whether `PLEXUS_TRACE` is set: the in-memory executor then prints one line
+/// per superstep (mode, frontier and next sizes, milliseconds) on stderr.
+pub fn trace_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PLEXUS_TRACE").is_some())
 }
 
 /// An `f64` that threads may load and store concurrently (its bits in an
@@ -388,7 +418,9 @@ impl AtomicF64 {
     pub fn fetch_min_nonnegative(&self, x: f64) -> bool {
         debug_assert!(x >= 0.0 || x.is_nan());
         let bits = x.to_bits();
-        bits < self.0.fetch_min(bits, Ordering::Relaxed)
+        // A plain load first: most offers do not lower the value, and a
+        // read-modify-write would take the cache line exclusively every time.
+        bits < self.0.load(Ordering::Relaxed) && bits < self.0.fetch_min(bits, Ordering::Relaxed)
     }
 
     /// Consumes the cell and returns the value.

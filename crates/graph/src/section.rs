@@ -7,28 +7,52 @@ use memmap2::Mmap;
 
 /// An immutable `[T]` backed by a `Vec<T>` or by a read-only memory map.
 ///
-/// Invariant: a mapped section's byte range is a multiple of `size_of::<T>()`
-/// and starts at an address aligned for `T` (checked in [`Section::mapped`]).
-#[derive(Clone)]
+/// Invariant: `ptr`/`len` describe the elements of `_owner` (the vector's
+/// buffer, or a byte range of the map that is a multiple of
+/// `size_of::<T>()` and aligned for `T`, checked in [`Section::mapped`]).
+/// They are computed once, so [`Section::as_slice`], called for every vertex
+/// in the hot loops, costs no branch or check.
 pub struct Section<T: Pod> {
-    repr: Repr<T>,
+    ptr: *const T,
+    len: usize,
+    _owner: Owner<T>,
 }
 
+/// What keeps the elements alive; never read, only held.
 #[derive(Clone)]
-enum Repr<T> {
+#[allow(dead_code)]
+enum Owner<T> {
     Owned(Arc<Vec<T>>),
-    Mapped {
-        map: Arc<Mmap>,
-        start: usize,
-        len: usize,
-    },
+    Mapped(Arc<Mmap>),
+}
+
+// SAFETY: a Section is an immutable view of memory kept alive by `_owner`
+// (an `Arc<Vec<T>>` or an `Arc<Mmap>`, both Send + Sync); nothing is ever
+// written through `ptr`, so sharing or sending it is as safe as sharing `&[T]`
+// (T: Pod is Send + Sync data).
+unsafe impl<T: Pod> Send for Section<T> {}
+// SAFETY: see the Send impl above: read-only access to memory owned by `_owner`.
+unsafe impl<T: Pod> Sync for Section<T> {}
+
+impl<T: Pod> Clone for Section<T> {
+    fn clone(&self) -> Self {
+        // The clone shares the same owner, so the same pointer stays valid.
+        Section {
+            ptr: self.ptr,
+            len: self.len,
+            _owner: self._owner.clone(),
+        }
+    }
 }
 
 impl<T: Pod> Section<T> {
     /// Wraps an owned vector.
     pub fn owned(v: Vec<T>) -> Self {
+        let v = Arc::new(v);
         Section {
-            repr: Repr::Owned(Arc::new(v)),
+            ptr: v.as_ptr(),
+            len: v.len(),
+            _owner: Owner::Owned(v),
         }
     }
 
@@ -40,28 +64,28 @@ impl<T: Pod> Section<T> {
         if end > map.len() {
             return None;
         }
-        // Validate alignment once here; `as_slice` relies on it.
-        bytemuck::try_cast_slice::<u8, T>(&map[start..end]).ok()?;
+        // Validate bounds and alignment once here; `as_slice` relies on it.
+        let elems: &[T] = bytemuck::try_cast_slice::<u8, T>(&map[start..end]).ok()?;
+        let ptr = elems.as_ptr();
         Some(Section {
-            repr: Repr::Mapped { map, start, len },
+            ptr,
+            len,
+            _owner: Owner::Mapped(map),
         })
     }
 
     /// The elements.
-    #[inline]
+    #[inline(always)]
     pub fn as_slice(&self) -> &[T] {
-        match &self.repr {
-            Repr::Owned(v) => v.as_slice(),
-            Repr::Mapped { map, start, len } => {
-                let bytes = &map[*start..*start + *len * std::mem::size_of::<T>()];
-                bytemuck::cast_slice(bytes)
-            }
-        }
+        // SAFETY: by the struct invariant `ptr` points to `len` initialised,
+        // aligned `T`s inside the allocation or map held by `_owner`, which
+        // lives as long as `self` and is never mutated.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// Whether the data lives in a memory map (as opposed to the heap).
     pub fn is_mapped(&self) -> bool {
-        matches!(self.repr, Repr::Mapped { .. })
+        matches!(self._owner, Owner::Mapped(_))
     }
 
     /// Size of the elements in bytes.
@@ -88,5 +112,45 @@ impl<T: Pod + std::fmt::Debug> std::fmt::Debug for Section<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.as_slice();
         write!(f, "Section(len={}, mapped={})", s.len(), self.is_mapped())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_and_cloned_sections_read_their_elements() {
+        let s = Section::owned(vec![1u32, 2, 3]);
+        let c = s.clone();
+        drop(s);
+        assert_eq!(c.as_slice(), &[1, 2, 3]);
+        assert!(!c.is_mapped());
+        assert_eq!(Section::<u64>::default().as_slice(), &[] as &[u64]);
+    }
+
+    #[test]
+    fn mapped_sections_check_bounds_and_alignment_once_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        let vals: Vec<u64> = (0..100).collect();
+        let mut bytes = vec![0u8; 8];
+        bytes.extend_from_slice(bytemuck::cast_slice(&vals));
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: the test owns the file and does not modify it while mapped.
+        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
+        let s = Section::<u64>::mapped(map.clone(), 8, 100).unwrap();
+        let c = s.clone();
+        drop(s);
+        drop(map);
+        assert_eq!(c.as_slice(), vals.as_slice());
+        assert!(c.is_mapped());
+        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
+        assert!(
+            Section::<u64>::mapped(map.clone(), 8, 101).is_none(),
+            "out of bounds"
+        );
+        assert!(Section::<u64>::mapped(map, 4, 10).is_none(), "misaligned");
     }
 }

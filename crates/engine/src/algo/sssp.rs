@@ -26,14 +26,14 @@
 //! no negative or NaN weight; `+∞` weights behave as absent edges. Zero
 //! weights, self-loops and duplicate edges are fine.
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use crate::edge_map::{edge_map, EdgeFunctor, EdgeMapOptions};
 use crate::error::{AlgoError, VerifyError};
-use crate::program::{AtomicF64, Executor, InEdges, InMemory, StepOptions, VertexProgram};
+use crate::program::{AtomicF64, Executor, InEdges, StepOptions, VertexProgram};
 use crate::subset::VertexSubset;
 
 /// Sentinel for "no parent".
@@ -202,6 +202,15 @@ fn bucket(d: f64, delta: f64) -> u64 {
     (d / delta) as u64
 }
 
+/// Delta-stepping distances on any executor (the shared-scan, out-of-core
+/// and MPI executors run this driver; in memory [`distances`] uses the
+/// bucket layout of [`delta_stepping_in_memory`] over the same program).
+pub fn distances_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Distances, AlgoError> {
+    let delta = prepare(exec.graph(), cfg)?;
+    let (dist, iterations) = delta_stepping(exec, cfg.source, delta);
+    Ok(Distances { dist, iterations })
+}
+
 /// Delta-stepping on any executor; returns `(dist, iterations)`.
 fn delta_stepping<E: Executor>(exec: &E, source: VertexId, delta: f64) -> (Vec<f64>, usize) {
     let n = exec.graph().num_vertices();
@@ -228,6 +237,160 @@ fn delta_stepping<E: Executor>(exec: &E, source: VertexId, delta: f64) -> (Vec<f
         };
         for (b, v) in moved {
             buckets.entry(b).or_default().push(v);
+        }
+    }
+    let dist = p.dist.into_par_iter().map(AtomicF64::into_inner).collect();
+    (dist, iterations)
+}
+
+/// Buckets ahead of the current one kept in each thread's array of bins;
+/// vertices further ahead wait in the thread's overflow list (their bucket is
+/// recomputed from the distance when the window moves on).
+const BIN_WINDOW: u64 = 1 << 12;
+/// Out-edges per parallel task of a relaxation round; vertices of higher
+/// degree are split across tasks.
+const EDGE_GRAIN: usize = 2048;
+
+/// One thread's bins: `near[b - base]` holds vertices queued for bucket
+/// `b < base + BIN_WINDOW`, `far` those further ahead.
+#[derive(Default)]
+struct LocalBins {
+    near: Vec<Vec<VertexId>>,
+    far: Vec<VertexId>,
+}
+
+/// Delta-stepping on the in-memory executor with GAPBS's bucket layout: each
+/// thread relaxes its share of the current bucket's vertices with the
+/// program's `sparse_signal`/`over_edge`/`sparse_slot` (push only, as GAPBS)
+/// and files each lowered vertex straight into its own bins, so no round
+/// needs a global regrouping step. Stale entries (a vertex whose distance
+/// has since dropped to a lower bucket) are skipped when popped. Same
+/// distances as [`delta_stepping`] on any executor.
+fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64>, usize) {
+    use std::sync::Mutex;
+    let n = g.num_vertices();
+    let p = Program::new(n, source);
+    let out = g.out();
+    let threads = rayon::current_num_threads();
+    let bins: Vec<Mutex<LocalBins>> = (0..threads).map(|_| Mutex::default()).collect();
+    let lock = |i: usize| bins[i].lock().unwrap_or_else(|e| e.into_inner());
+    let mut base = 0u64;
+    let mut k = 0u64;
+    let mut frontier: Vec<VertexId> = vec![source];
+    let mut iterations = 0;
+    // The distance (bits) each vertex last sent along its edges; NaN: never.
+    let relaxed_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(f64::NAN.to_bits())).collect();
+    loop {
+        if !frontier.is_empty() {
+            iterations += 1;
+            crate::progress::GLOBAL.record_superstep(frontier.len() as u64);
+            // Tasks: (vertex, its message, first edge, end edge), high
+            // degrees split. A vertex is relaxed only if it is still in
+            // bucket k (not lowered into an earlier one since it was filed)
+            // and its distance changed since it was last relaxed: duplicate
+            // entries and repeat visits at the same distance are skipped.
+            let tasks: Vec<(VertexId, f64, usize, usize)> = frontier
+                .par_iter()
+                .with_min_len(1024)
+                .filter_map(|&u| {
+                    let d = p.dist(u);
+                    let fresh = bucket(d, delta) == k
+                        && relaxed_at[u as usize].swap(d.to_bits(), Ordering::Relaxed)
+                            != d.to_bits();
+                    if !fresh {
+                        return None;
+                    }
+                    p.sparse_signal(u).map(|m| (u, m))
+                })
+                .flat_map_iter(|(u, m)| {
+                    let d = out.degree(u);
+                    (0..d.div_ceil(EDGE_GRAIN).max(1))
+                        .map(move |b| (u, m, b * EDGE_GRAIN, ((b + 1) * EDGE_GRAIN).min(d)))
+                })
+                .collect();
+            tasks
+                .par_iter()
+                .with_min_len(16)
+                .for_each(|&(u, m, lo, hi)| {
+                    let mut local = lock(rayon::current_thread_index().unwrap_or(0) % threads);
+                    let local = &mut *local;
+                    let nb = &out.neighbors(u)[lo..hi];
+                    let ws = out.weights(u).map(|w| &w[lo..hi]);
+                    for (i, &v) in nb.iter().enumerate() {
+                        let w = ws.map_or(1.0, |w| w[i]);
+                        let d = p.over_edge(m, w);
+                        if p.sparse_slot(v, d) {
+                            let b = bucket(d, delta);
+                            if b - base < BIN_WINDOW {
+                                let i = (b - base) as usize;
+                                if local.near.len() <= i {
+                                    local.near.resize_with(i + 1, Vec::new);
+                                }
+                                local.near[i].push(v);
+                            } else {
+                                local.far.push(v);
+                            }
+                        }
+                    }
+                });
+        }
+        // The next bucket: the lowest non-empty near bin of any thread.
+        let next = (0..threads)
+            .filter_map(|t| {
+                let l = lock(t);
+                let from = (k.saturating_sub(base)) as usize;
+                l.near
+                    .iter()
+                    .enumerate()
+                    .skip(from)
+                    .find(|(_, b)| !b.is_empty())
+                    .map(|(i, _)| base + i as u64)
+            })
+            .min();
+        match next {
+            Some(b) => {
+                k = b;
+                let i = (b - base) as usize;
+                frontier.clear();
+                for t in 0..threads {
+                    let mut l = lock(t);
+                    if let Some(bin) = l.near.get_mut(i) {
+                        frontier.append(bin);
+                    }
+                }
+            }
+            None => {
+                // The window is empty: restart it at the lowest far bucket.
+                // Entries now in a bucket below the window are stale (any
+                // lowering into the window was filed there and processed).
+                let end = base.saturating_add(BIN_WINDOW);
+                let far: Vec<VertexId> = (0..threads)
+                    .flat_map(|t| std::mem::take(&mut lock(t).far))
+                    .filter(|&v| bucket(p.dist(v), delta) >= end)
+                    .collect();
+                let Some(lowest) = far.par_iter().map(|&v| bucket(p.dist(v), delta)).min() else {
+                    break;
+                };
+                base = lowest;
+                k = lowest;
+                for t in 0..threads {
+                    lock(t).near.clear();
+                }
+                let mut l = lock(0);
+                for v in far {
+                    let b = bucket(p.dist(v), delta);
+                    if b - base < BIN_WINDOW {
+                        let i = (b - base) as usize;
+                        if l.near.len() <= i {
+                            l.near.resize_with(i + 1, Vec::new);
+                        }
+                        l.near[i].push(v);
+                    } else {
+                        l.far.push(v);
+                    }
+                }
+                frontier = std::mem::take(&mut l.near[0]);
+            }
         }
     }
     let dist = p.dist.into_par_iter().map(AtomicF64::into_inner).collect();
@@ -342,16 +505,38 @@ fn tight_bfs_parents(g: &Graph, source: VertexId, dist: &[f64]) -> Vec<u32> {
         .collect()
 }
 
-/// Runs delta-stepping in parallel on the current rayon pool.
+/// Runs delta-stepping in parallel on the current rayon pool: distances and
+/// parents ([`distances`] then [`parents_of`]).
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
-    let delta = prepare(g, cfg)?;
-    let (dist, iterations) = delta_stepping(&InMemory::new(g), cfg.source, delta);
-    let parent = parents(g, cfg.source, &dist);
+    let d = distances(g, cfg)?;
+    let parent = parents(g, cfg.source, &d.dist);
     Ok(Output {
-        dist,
+        dist: d.dist,
         parent,
-        iterations,
+        iterations: d.iterations,
     })
+}
+
+/// Shortest-path distances alone (what GAPBS's `sssp` computes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distances {
+    /// Shortest-path distance; `f64::INFINITY` when unreachable.
+    pub dist: Vec<f64>,
+    /// Relaxation supersteps run.
+    pub iterations: usize,
+}
+
+/// Delta-stepping distances, without parents.
+pub fn distances(g: &Graph, cfg: &Config) -> Result<Distances, AlgoError> {
+    let delta = prepare(g, cfg)?;
+    let (dist, iterations) = delta_stepping_in_memory(g, cfg.source, delta);
+    Ok(Distances { dist, iterations })
+}
+
+/// The parents that go with `dist` (see the module docs): one pass over the
+/// in-edges, so callers that only need distances can skip it.
+pub fn parents_of(g: &Graph, cfg: &Config, dist: &[f64]) -> Vec<u32> {
+    parents(g, cfg.source, dist)
 }
 
 /// Plain sequential Dijkstra with a binary heap (lazy deletion).
@@ -492,6 +677,7 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
 mod tests {
     use super::*;
     use crate::algo::testgraphs::{weighted_graphs, THREADS};
+    use crate::program::InMemory;
     use crate::with_threads;
     use plexus_graph::BuildOptions;
     use proptest::prelude::*;
@@ -635,6 +821,8 @@ mod tests {
             let c = Config { source: (s % g.num_vertices()) as VertexId, delta };
             let want = reference(&g, &c).unwrap();
             verify(&g, &c, &want).unwrap();
+            let generic = distances_on(&InMemory::new(&g), &c).unwrap();
+            prop_assert_eq!(&generic.dist, &want.dist);
             for t in THREADS {
                 let got = with_threads(t, || run(&g, &c)).unwrap().unwrap();
                 prop_assert_eq!(&got.dist, &want.dist);
