@@ -62,6 +62,12 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
     Ok(Output { per_vertex, total })
 }
 
+/// The number of triangles alone (what GAPBS's `tc` computes): the same
+/// orientation as [`run`], without per-vertex counts.
+pub fn total(g: &Graph, _cfg: &Config) -> Result<u64, AlgoError> {
+    Ok(count_total(&SimpleView::new(g)))
+}
+
 /// Counts triangles sequentially by the plain definition: for each vertex,
 /// the number of pairs of its neighbours that are adjacent (neighbour sets
 /// held as `BTreeSet`s).
@@ -334,6 +340,189 @@ fn for_each_simple_neighbor(g: &Graph, v: VertexId, mut f: impl FnMut(VertexId, 
     }
 }
 
+/// The view oriented by rank `(degree, id)`: `v`'s list keeps the
+/// neighbours that rank above `v`, sorted by id, with their direction masks
+/// when the view has them. Every triangle appears once, at its lowest corner.
+struct Oriented {
+    offsets: Vec<u64>,
+    nbrs: Vec<VertexId>,
+    dirs: Option<Vec<u8>>,
+    /// Vertices by oriented degree, descending (heaviest first, for
+    /// dynamic scheduling), ties by id.
+    order: Vec<VertexId>,
+}
+
+impl Oriented {
+    fn new(view: &SimpleView<'_>) -> Self {
+        let n = view.num_vertices();
+        let rank_less = |a: VertexId, b: VertexId| (view.degree(a), a) < (view.degree(b), b);
+        let odeg: Vec<u64> = (0..n as VertexId)
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .map(|v| {
+                view.neighbors(v)
+                    .iter()
+                    .filter(|&&u| rank_less(v, u))
+                    .count() as u64
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u64);
+        let mut acc = 0u64;
+        for d in &odeg {
+            acc += d;
+            offsets.push(acc);
+        }
+        let with_dirs = view.dirs.is_some();
+        let mut nbrs = vec![0 as VertexId; acc as usize];
+        let mut dirs = if with_dirs {
+            vec![0u8; acc as usize]
+        } else {
+            Vec::new()
+        };
+        {
+            let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
+            let (mut rest_n, mut rest_d): (&mut [VertexId], &mut [u8]) = (&mut nbrs, &mut dirs);
+            for start in (0..n).step_by(BLOCK) {
+                let end = (start + BLOCK).min(n);
+                let len = (offsets[end] - offsets[start]) as usize;
+                let (head_n, tail_n) = std::mem::take(&mut rest_n).split_at_mut(len);
+                let (head_d, tail_d) =
+                    std::mem::take(&mut rest_d).split_at_mut(if with_dirs { len } else { 0 });
+                parts.push((start, end, head_n, head_d));
+                rest_n = tail_n;
+                rest_d = tail_d;
+            }
+            parts.into_par_iter().for_each(|(start, end, nb, dr)| {
+                let mut i = 0;
+                for v in start as VertexId..end as VertexId {
+                    let masks = view.directions(v);
+                    for (k, &u) in view.neighbors(v).iter().enumerate() {
+                        if rank_less(v, u) {
+                            nb[i] = u;
+                            if let Some(m) = masks {
+                                dr[i] = m[k];
+                            }
+                            i += 1;
+                        }
+                    }
+                }
+            });
+        }
+        let mut order: Vec<VertexId> = (0..n as VertexId).collect();
+        order.par_sort_unstable_by_key(|&v| (std::cmp::Reverse(odeg[v as usize]), v));
+        Oriented {
+            offsets,
+            nbrs,
+            dirs: with_dirs.then_some(dirs),
+            order,
+        }
+    }
+
+    #[inline]
+    fn list(&self, v: VertexId) -> &[VertexId] {
+        let v = v as usize;
+        &self.nbrs[self.offsets[v] as usize..self.offsets[v + 1] as usize]
+    }
+
+    #[inline]
+    fn dirs(&self, v: VertexId) -> Option<&[u8]> {
+        let v = v as usize;
+        self.dirs
+            .as_deref()
+            .map(|d| &d[self.offsets[v] as usize..self.offsets[v + 1] as usize])
+    }
+}
+
+/// `|a ∩ b|` of two id-sorted lists, by merging.
+#[inline]
+fn intersection_size(a: &[VertexId], b: &[VertexId]) -> u64 {
+    let (mut i, mut j, mut c) = (0, 0, 0u64);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        // Branch-free advance: equal ids move both cursors and count one.
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+        c += (x == y) as u64;
+    }
+    c
+}
+
+/// The number of triangles of the view, without per-vertex counts.
+///
+/// Vertices are relabelled by rank `(degree, id)` (GAPBS's degree relabel)
+/// and each keeps only its higher-ranked neighbours, sorted by rank. A
+/// triangle `r < u < w` (ranks) is found once, at `r`, as `w` in both
+/// `list(r)` and `list(u)`; as `list(u)` holds only ranks above `u`, the
+/// merge starts in `list(r)` just after `u`. No shared writes: each vertex
+/// sums its own intersections.
+pub(crate) fn count_total(view: &SimpleView<'_>) -> u64 {
+    let n = view.num_vertices();
+    let mut order: Vec<VertexId> = (0..n as VertexId).collect();
+    order.par_sort_unstable_by_key(|&v| (view.degree(v), v));
+    let mut rank = vec![0 as VertexId; n];
+    for (r, &v) in order.iter().enumerate() {
+        rank[v as usize] = r as VertexId;
+    }
+    let odeg: Vec<u64> = order
+        .par_iter()
+        .with_min_len(BLOCK)
+        .enumerate()
+        .map(|(r, &v)| {
+            view.neighbors(v)
+                .iter()
+                .filter(|&&u| rank[u as usize] as usize > r)
+                .count() as u64
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0u64);
+    let mut acc = 0u64;
+    for d in &odeg {
+        acc += d;
+        offsets.push(acc);
+    }
+    drop(odeg);
+    let mut nbrs = vec![0 as VertexId; acc as usize];
+    let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
+    let mut rest: &mut [VertexId] = &mut nbrs;
+    for start in (0..n).step_by(BLOCK) {
+        let end = (start + BLOCK).min(n);
+        let (head, tail) =
+            std::mem::take(&mut rest).split_at_mut((offsets[end] - offsets[start]) as usize);
+        parts.push((start, end, head));
+        rest = tail;
+    }
+    parts.into_par_iter().for_each(|(start, end, nb)| {
+        let mut i = 0;
+        for r in start..end {
+            let from = i;
+            for &u in view.neighbors(order[r]) {
+                let ru = rank[u as usize];
+                if ru as usize > r {
+                    nb[i] = ru;
+                    i += 1;
+                }
+            }
+            nb[from..i].sort_unstable();
+        }
+    });
+    drop(rank);
+    let list = |r: VertexId| &nbrs[offsets[r as usize] as usize..offsets[r as usize + 1] as usize];
+    // High ranks have short lists; run from rank 0 up, in small pieces.
+    (0..n as VertexId)
+        .into_par_iter()
+        .with_max_len(16)
+        .map(|r| {
+            let nr = list(r);
+            nr.iter()
+                .enumerate()
+                .map(|(i, &u)| intersection_size(&nr[i + 1..], list(u)))
+                .sum::<u64>()
+        })
+        .sum()
+}
+
 /// For every triangle `{a, b, c}` of the view, adds `weight(mask)` to each
 /// corner, where `mask` is the direction mask of the *opposite* edge as seen
 /// from one of its endpoints (`None` when the view records no directions), so
@@ -344,77 +533,15 @@ pub(crate) fn triangle_weights(
     weight: impl Fn(Option<u8>) -> u64 + Sync,
 ) -> Vec<u64> {
     let n = view.num_vertices();
-    let rank_less = |a: VertexId, b: VertexId| (view.degree(a), a) < (view.degree(b), b);
-    // Orientation: keep u in v's list when v ranks below u. Lists stay
-    // sorted by id. Masks are kept as seen from v.
-    let odeg: Vec<u64> = (0..n as VertexId)
-        .into_par_iter()
-        .with_min_len(BLOCK)
-        .map(|v| {
-            view.neighbors(v)
-                .iter()
-                .filter(|&&u| rank_less(v, u))
-                .count() as u64
-        })
-        .collect();
-    let mut ooff = Vec::with_capacity(n + 1);
-    ooff.push(0u64);
-    let mut acc = 0u64;
-    for d in &odeg {
-        acc += d;
-        ooff.push(acc);
-    }
-    let with_dirs = view.dirs.is_some();
-    let mut onb = vec![0 as VertexId; acc as usize];
-    let mut odir = if with_dirs {
-        vec![0u8; acc as usize]
-    } else {
-        Vec::new()
-    };
-    {
-        let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
-        let (mut rest_n, mut rest_d): (&mut [VertexId], &mut [u8]) = (&mut onb, &mut odir);
-        for start in (0..n).step_by(BLOCK) {
-            let end = (start + BLOCK).min(n);
-            let len = (ooff[end] - ooff[start]) as usize;
-            let (head_n, tail_n) = std::mem::take(&mut rest_n).split_at_mut(len);
-            let (head_d, tail_d) =
-                std::mem::take(&mut rest_d).split_at_mut(if with_dirs { len } else { 0 });
-            parts.push((start, end, head_n, head_d));
-            rest_n = tail_n;
-            rest_d = tail_d;
-        }
-        parts.into_par_iter().for_each(|(start, end, nb, dr)| {
-            let mut i = 0;
-            for v in start as VertexId..end as VertexId {
-                let masks = view.directions(v);
-                for (k, &u) in view.neighbors(v).iter().enumerate() {
-                    if rank_less(v, u) {
-                        nb[i] = u;
-                        if let Some(m) = masks {
-                            dr[i] = m[k];
-                        }
-                        i += 1;
-                    }
-                }
-            }
-        });
-    }
-    let olist = |v: VertexId| &onb[ooff[v as usize] as usize..ooff[v as usize + 1] as usize];
-    let odirs = |v: VertexId| -> Option<&[u8]> {
-        with_dirs.then(|| &odir[ooff[v as usize] as usize..ooff[v as usize + 1] as usize])
-    };
-    // Heaviest first: sort by oriented degree, descending.
-    let mut order: Vec<VertexId> = (0..n as VertexId).collect();
-    order.par_sort_unstable_by_key(|&v| (std::cmp::Reverse(odeg[v as usize]), v));
+    let o = Oriented::new(view);
     let counts: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    order.par_iter().with_max_len(16).for_each(|&v| {
-        let nv = olist(v);
-        let dv = odirs(v);
+    o.order.par_iter().with_max_len(16).for_each(|&v| {
+        let nv = o.list(v);
+        let dv = o.dirs(v);
         let mut own = 0u64;
         for (iu, &u) in nv.iter().enumerate() {
-            let nu = olist(u);
-            let du = odirs(u);
+            let nu = o.list(u);
+            let du = o.dirs(u);
             let m_vu = dv.map(|d| d[iu]);
             let (mut i, mut j) = (0, 0);
             let mut at_u = 0u64;
@@ -537,6 +664,8 @@ mod tests {
             for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
+                let count = with_threads(t, || total(&g, &cfg)).unwrap().unwrap();
+                prop_assert_eq!(count, want.total);
             }
             prop_assert!(verify(&g, &cfg, &want).is_ok());
         }
