@@ -495,9 +495,9 @@ pub(crate) fn count_total(view: &SimpleView<'_>) -> u64 {
     }
     parts.into_par_iter().for_each(|(start, end, nb)| {
         let mut i = 0;
-        for r in start..end {
+        for (r, &v) in order.iter().enumerate().take(end).skip(start) {
             let from = i;
-            for &u in view.neighbors(order[r]) {
+            for &u in view.neighbors(v) {
                 let ru = rank[u as usize];
                 if ru as usize > r {
                     nb[i] = ru;
