@@ -290,6 +290,7 @@ pub(crate) fn assemble(
         old_of_new: perm.as_ref().map(|p| p.0.clone()),
         new_of_old: perm.map(|p| p.1),
         chunks,
+        weight_stats: Default::default(),
     }
 }
 

@@ -75,9 +75,61 @@ pub struct Graph {
     pub(crate) old_of_new: Option<Section<VertexId>>,
     pub(crate) new_of_old: Option<Section<VertexId>>,
     pub(crate) chunks: Section<Chunk>,
+    /// Weight statistics, computed on first use and kept for the graph's
+    /// lifetime (every job on an opened graph shares them).
+    pub(crate) weight_stats: std::sync::OnceLock<WeightStats>,
+}
+
+/// One pass over the out-edge weights, in fixed blocks so the sum does not
+/// depend on the thread count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightStats {
+    /// Index (into the out-edge arrays) of the first NaN or negative weight.
+    pub first_invalid: Option<usize>,
+    /// Sum of the finite weights, summed block by block in order.
+    pub finite_sum: f64,
+    /// Number of finite weights.
+    pub finite_count: u64,
+}
+
+impl WeightStats {
+    fn of(weights: &[Weight]) -> Self {
+        use rayon::prelude::*;
+        const BLOCK: usize = 1 << 14;
+        let blocks: Vec<(Option<usize>, f64, u64)> = weights
+            .par_chunks(BLOCK)
+            .enumerate()
+            .map(|(b, ws)| {
+                let bad = ws
+                    .iter()
+                    .position(|w| w.is_nan() || *w < 0.0)
+                    .map(|i| b * BLOCK + i);
+                let (mut sum, mut count) = (0.0, 0u64);
+                for &w in ws {
+                    if w.is_finite() {
+                        sum += w;
+                        count += 1;
+                    }
+                }
+                (bad, sum, count)
+            })
+            .collect();
+        WeightStats {
+            first_invalid: blocks.iter().find_map(|b| b.0),
+            finite_sum: blocks.iter().map(|b| b.1).sum(),
+            finite_count: blocks.iter().map(|b| b.2).sum(),
+        }
+    }
 }
 
 impl Graph {
+    /// Statistics of the out-edge weights (`None` for an unweighted graph),
+    /// computed in parallel on the first call and cached.
+    pub fn weight_stats(&self) -> Option<&WeightStats> {
+        let w = self.out.weight_array()?;
+        Some(self.weight_stats.get_or_init(|| WeightStats::of(w)))
+    }
+
     /// Number of vertices `n`.
     #[inline]
     pub fn num_vertices(&self) -> usize {

@@ -676,6 +676,7 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
         old_of_new,
         new_of_old,
         chunks,
+        weight_stats: Default::default(),
     })
 }
 

@@ -80,33 +80,12 @@ fn prepare(g: &Graph, cfg: &Config) -> Result<f64, AlgoError> {
     if (cfg.source as usize) >= g.num_vertices() {
         return Err(AlgoError::NoSuchVertex(u64::from(cfg.source)));
     }
-    let Some(weights) = g.out().weight_array() else {
+    let (Some(weights), Some(stats)) = (g.out().weight_array(), g.weight_stats()) else {
         return Err(AlgoError::UnsupportedGraph(
             "sssp needs edge weights; import with --weighted".into(),
         ));
     };
-    // One pass in fixed blocks: the first bad weight of each block, and the
-    // sum and count of the finite weights (for the default delta).
-    const BLOCK: usize = 1 << 14;
-    let blocks: Vec<(Option<usize>, f64, u64)> = weights
-        .par_chunks(BLOCK)
-        .enumerate()
-        .map(|(b, ws)| {
-            let bad = ws
-                .iter()
-                .position(|w| w.is_nan() || *w < 0.0)
-                .map(|i| b * BLOCK + i);
-            let (mut sum, mut count) = (0.0, 0u64);
-            for &w in ws {
-                if w.is_finite() {
-                    sum += w;
-                    count += 1;
-                }
-            }
-            (bad, sum, count)
-        })
-        .collect();
-    if let Some(i) = blocks.iter().find_map(|b| b.0) {
+    if let Some(i) = stats.first_invalid {
         let offs = g.out().offsets();
         let src = offs.partition_point(|&o| o <= i as u64) - 1;
         let dst = g.out().neighbor_array()[i];
@@ -129,9 +108,7 @@ fn prepare(g: &Graph, cfg: &Config) -> Result<f64, AlgoError> {
             "delta must be a finite number > 0, got {d}"
         ))),
         None => {
-            let sum: f64 = blocks.iter().map(|b| b.1).sum();
-            let count: u64 = blocks.iter().map(|b| b.2).sum();
-            let mean = sum / count.max(1) as f64;
+            let mean = stats.finite_sum / stats.finite_count.max(1) as f64;
             Ok(if mean > 0.0 && mean.is_finite() {
                 mean
             } else {
@@ -250,6 +227,10 @@ const BIN_WINDOW: u64 = 1 << 12;
 /// Out-edges per parallel task of a relaxation round; vertices of higher
 /// degree are split across tasks.
 const EDGE_GRAIN: usize = 2048;
+/// A thread relaxes its own share of the current bucket at once, without a
+/// global round, while it holds fewer vertices than this (GAPBS's
+/// `kBinSizeThreshold`).
+const FUSE_BELOW: usize = 1000;
 
 /// One thread's bins: `near[b - base]` holds vertices queued for bucket
 /// `b < base + BIN_WINDOW`, `far` those further ahead.
@@ -284,6 +265,18 @@ fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64
         if !frontier.is_empty() {
             iterations += 1;
             crate::progress::GLOBAL.record_superstep(frontier.len() as u64);
+            // u's message if u is still in bucket k and its distance changed
+            // since it last sent one (see the tasks below).
+            let fresh = |u: VertexId| -> Option<f64> {
+                let d = p.dist(u);
+                let changed = bucket(d, delta) == k
+                    && relaxed_at[u as usize].swap(d.to_bits(), Ordering::Relaxed) != d.to_bits();
+                if changed {
+                    p.sparse_signal(u)
+                } else {
+                    None
+                }
+            };
             // Tasks: (vertex, its message, first edge, end edge), high
             // degrees split. A vertex is relaxed only if it is still in
             // bucket k (not lowered into an earlier one since it was filed)
@@ -292,43 +285,55 @@ fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64
             let tasks: Vec<(VertexId, f64, usize, usize)> = frontier
                 .par_iter()
                 .with_min_len(1024)
-                .filter_map(|&u| {
-                    let d = p.dist(u);
-                    let fresh = bucket(d, delta) == k
-                        && relaxed_at[u as usize].swap(d.to_bits(), Ordering::Relaxed)
-                            != d.to_bits();
-                    if !fresh {
-                        return None;
-                    }
-                    p.sparse_signal(u).map(|m| (u, m))
-                })
+                .filter_map(|&u| fresh(u).map(|m| (u, m)))
                 .flat_map_iter(|(u, m)| {
                     let d = out.degree(u);
                     (0..d.div_ceil(EDGE_GRAIN).max(1))
                         .map(move |b| (u, m, b * EDGE_GRAIN, ((b + 1) * EDGE_GRAIN).min(d)))
                 })
                 .collect();
+            // Relaxes edges lo..hi of u with message m, filing lowered
+            // vertices into `local`.
+            let relax = |local: &mut LocalBins, u: VertexId, m: f64, lo: usize, hi: usize| {
+                let nb = &out.neighbors(u)[lo..hi];
+                // prepare() checked that the graph is weighted.
+                let ws = out.weights(u).map_or(&[][..], |w| &w[lo..hi]);
+                for (&v, &w) in nb.iter().zip(ws) {
+                    let d = p.over_edge(m, w);
+                    if p.sparse_slot(v, d) {
+                        let b = bucket(d, delta);
+                        if b - base < BIN_WINDOW {
+                            let i = (b - base) as usize;
+                            if local.near.len() <= i {
+                                local.near.resize_with(i + 1, Vec::new);
+                            }
+                            local.near[i].push(v);
+                        } else {
+                            local.far.push(v);
+                        }
+                    }
+                }
+            };
+            let cur = (k - base) as usize;
             tasks
                 .par_iter()
                 .with_min_len(16)
                 .for_each(|&(u, m, lo, hi)| {
                     let mut local = lock(rayon::current_thread_index().unwrap_or(0) % threads);
                     let local = &mut *local;
-                    let nb = &out.neighbors(u)[lo..hi];
-                    let ws = out.weights(u).map(|w| &w[lo..hi]);
-                    for (i, &v) in nb.iter().enumerate() {
-                        let w = ws.map_or(1.0, |w| w[i]);
-                        let d = p.over_edge(m, w);
-                        if p.sparse_slot(v, d) {
-                            let b = bucket(d, delta);
-                            if b - base < BIN_WINDOW {
-                                let i = (b - base) as usize;
-                                if local.near.len() <= i {
-                                    local.near.resize_with(i + 1, Vec::new);
-                                }
-                                local.near[i].push(v);
-                            } else {
-                                local.far.push(v);
+                    relax(local, u, m, lo, hi);
+                    // Bucket fusion (GAPBS): while this thread's own share of
+                    // the current bucket is small, relax it right away
+                    // instead of waiting for the next round.
+                    while local
+                        .near
+                        .get(cur)
+                        .is_some_and(|b| !b.is_empty() && b.len() < FUSE_BELOW)
+                    {
+                        let bin = std::mem::take(&mut local.near[cur]);
+                        for &u in &bin {
+                            if let Some(m) = fresh(u) {
+                                relax(local, u, m, 0, out.degree(u));
                             }
                         }
                     }
