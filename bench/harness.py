@@ -107,6 +107,19 @@ def timed_process(cmd, env=None, stdout=subprocess.PIPE):
     return p.stdout, float(wall), int(rss)
 
 
+_PEERS_PY = []
+
+
+def peers_python():
+    """The peers' venv python (numpy, the libraries), set up on first use."""
+    if not _PEERS_PY:
+        venv = os.environ.get("PEERS_VENV", os.path.join(OUT, "peers-venv"))
+        subprocess.run(["bash", os.path.join(ROOT, "bench", "peers", "setup.sh")], check=True,
+                       env=dict(os.environ, PEERS_VENV=venv), stdout=sys.stderr)
+        _PEERS_PY.append(os.path.join(venv, "bin", "python"))
+    return _PEERS_PY[0]
+
+
 def prepare_input(name):
     """The weighted edge list `NAME.wel` both Plexus and the peers read."""
     source, _, _ = GRAPH_SPECS[name]
@@ -127,7 +140,8 @@ def prepare_input(name):
         plain = path + ".el.tmp"
         with gzip.open(src, "rb") as fin, open(plain, "wb") as fout:
             shutil.copyfileobj(fin, fout, 1 << 22)
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "peers", "add_weights.py"), plain, tmp], check=True)
+        subprocess.run([peers_python(), os.path.join(ROOT, "bench", "peers", "add_weights.py"), plain, tmp],
+                       check=True)
         os.remove(plain)
     os.replace(tmp, path)
     return path
@@ -186,21 +200,32 @@ def run_plexus(kernel, name, info, runs, threads):
     }
 
 
-def run_peers(name, path, info, kernels, runs, threads, timeout):
-    """Runs the peer libraries on the same file; returns their JSON lines."""
-    setup = os.path.join(ROOT, "bench", "peers", "setup.sh")
-    venv = os.environ.get("PEERS_VENV", os.path.join(OUT, "peers-venv"))
-    subprocess.run(["bash", setup], check=True, env=dict(os.environ, PEERS_VENV=venv))
+def export_for_peers(name):
+    """The imported graph written back as `u v w` lines (each undirected edge
+    once, duplicates and self-loops already resolved as Plexus stored them),
+    so the peers load exactly the graph Plexus runs on."""
+    path = os.path.join(GRAPHS, name + ".export.wel")
+    tmp = path + ".tmp"
+    subprocess.run([PLEXUS, "-q", "export", name, "--out", tmp], env=env_plexus(), check=True,
+                   stdout=subprocess.DEVNULL)
+    os.replace(tmp, path)
+    return path
+
+
+def run_peers(name, path, info, kernels, runs, threads, timeout, libraries):
+    """Runs the peer libraries on the same graph; returns their JSON lines."""
     _, directed, _ = GRAPH_SPECS[name]
     _, root = kernel_args("bfs", name, info)
     out = os.path.join(OUT, "peers-%s.jsonl" % name)
     if os.path.exists(out):
         os.remove(out)
-    cmd = [os.path.join(venv, "bin", "python"), os.path.join(ROOT, "bench", "peers", "peers.py"),
+    cmd = [peers_python(), os.path.join(ROOT, "bench", "peers", "peers.py"),
            "--graph", name, "--file", path, "--directed" if directed else "--undirected",
            "--kernels", ",".join(kernels), "--root", str(root), "--runs", str(runs),
            "--threads", str(threads), "--timeout", str(timeout), "--pr-tol", repr(PR_L1),
            "--bc-sources", str(BC_SOURCES), "--out", out]
+    if libraries:
+        cmd += ["--libraries", libraries]
     subprocess.run(cmd, check=False)
     rows = []
     if os.path.exists(out):
@@ -339,8 +364,25 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="threads for Plexus and every peer (default 2)")
     ap.add_argument("--no-peers", action="store_true", help="skip the Python peer libraries")
     ap.add_argument("--peer-timeout", type=int, default=300, help="seconds before a peer kernel is killed")
+    ap.add_argument("--peer-libraries", help="comma-separated subset of the peer libraries")
+    ap.add_argument("--results", default=os.path.join(OUT, "results.json"),
+                    help="where to write the JSON results (default bench/out/results.json)")
     ap.add_argument("--write", action="store_true", help="also replace the harness section of bench/RESULTS.md")
+    ap.add_argument("--report-from", help="only rebuild the report from these comma-separated results files "
+                    "(runs of different graph sets), e.g. to --write them together")
     a = ap.parse_args()
+    if a.report_from:
+        parts = []
+        for path in a.report_from.split(","):
+            with open(path) as f:
+                parts.append(json.load(f))
+        res = dict(parts[0])
+        res["graphs"] = [g for p in parts for g in p["graphs"]]
+        text = report(res)
+        print(text)
+        if a.write:
+            write_results_md(text)
+        return
 
     names = QUICK if a.quick else (a.graphs.split(",") if a.graphs else FULL)
     for n in names:
@@ -389,10 +431,11 @@ def main():
                                          "fraction_of_triad": gbs / res["probe"]["triad_gbs"]}
         if peers:
             log("peers on %s" % name)
-            g["peers"] = run_peers(name, path, g["info"], ks, runs, a.threads, a.peer_timeout)
+            g["peers"] = run_peers(name, export_for_peers(name), g["info"], ks, runs, a.threads,
+                                   a.peer_timeout, a.peer_libraries)
         res["graphs"].append(g)
 
-    with open(os.path.join(OUT, "results.json"), "w") as f:
+    with open(a.results, "w") as f:
         json.dump(res, f, indent=1)
     text = report(res)
     with open(os.path.join(OUT, "report.md"), "w") as f:
