@@ -1,0 +1,237 @@
+//! The last-level cache and the shared scan's chunk size.
+//!
+//! GraphM (Zhao et al., SC'19, §3.2) sizes a chunk `S_c` as the largest
+//! value with
+//!
+//! ```text
+//! S_c · N + (S_c · N / S_G) · |V| · U_v + r ≤ C_LLC        (Formula 1)
+//! ```
+//!
+//! where `N` is the number of threads (each streams its own chunk), `S_G`
+//! the topology bytes, `|V| · U_v` the per-vertex state of the job that is
+//! processing the chunks (jobs take turns on a loaded chunk, so one job's
+//! share is resident at a time), and `r` a reserve. Then the `N` chunks in
+//! flight and the state they touch fit in the LLC, so a chunk is read from
+//! memory once and reused by every job.
+//!
+//! `C_LLC` comes from sysfs (the largest data or unified cache of cpu0),
+//! checked by a pointer chase: on virtual machines sysfs can report the
+//! host's whole cache (260 MiB of L3 for a 2-core guest), so when the
+//! measured latency already climbs to memory latency at a smaller size, the
+//! measured size wins. An explicit size overrides both.
+use std::time::Instant;
+
+/// Where the LLC size came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlcSource {
+    /// Given by the user.
+    Override,
+    /// sysfs, confirmed (or not contradicted) by the measurement.
+    Sysfs,
+    /// The pointer chase, smaller than what sysfs claims.
+    Measured,
+    /// Nothing known: a conservative default.
+    Default,
+}
+
+/// The LLC size the shared scan plans with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Llc {
+    /// Bytes.
+    pub bytes: u64,
+    /// Where the figure came from.
+    pub source: LlcSource,
+    /// What sysfs said, if anything.
+    pub sysfs_bytes: Option<u64>,
+    /// The largest buffer the pointer chase found cache-fast, if measured.
+    pub measured_bytes: Option<u64>,
+}
+
+/// Used when neither sysfs nor a measurement gives a size.
+pub const DEFAULT_LLC_BYTES: u64 = 8 << 20;
+
+/// The largest data or unified cache of cpu0 according to sysfs, in bytes.
+pub fn sysfs_llc_bytes() -> Option<u64> {
+    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let mut best: Option<(u32, u64)> = None;
+    for entry in std::fs::read_dir(dir).ok()? {
+        let p = entry.ok()?.path();
+        let read = |f: &str| std::fs::read_to_string(p.join(f)).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        if kind.trim() == "Instruction" {
+            continue;
+        }
+        let (Ok(level), Some(bytes)) = (level.trim().parse::<u32>(), parse_size(size.trim()))
+        else {
+            continue;
+        };
+        if !matches!(best, Some((l, _)) if l >= level) {
+            best = Some((level, bytes));
+        }
+    }
+    best.map(|(_, b)| b)
+}
+
+/// Parses sysfs sizes such as `32768K`, `4M`, `512`.
+fn parse_size(s: &str) -> Option<u64> {
+    let (num, mult) = match s.chars().last()? {
+        'K' | 'k' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' | 'm' => (&s[..s.len() - 1], 1 << 20),
+        'G' | 'g' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.trim().parse::<u64>().ok().map(|x| x * mult)
+}
+
+/// Nanoseconds per dependent load when chasing a random cyclic permutation
+/// over a buffer of `bytes` (one pointer per 64-byte line).
+fn chase_ns(bytes: usize, steps: usize, seed: u64) -> f64 {
+    const LINE: usize = 8; // u64 slots per 64-byte line
+    let lines = (bytes / 64).max(2);
+    // A random cycle through all lines (Sattolo's algorithm).
+    let mut order: Vec<usize> = (0..lines).collect();
+    let mut x = seed | 1;
+    for i in (1..lines).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let j = (x % i as u64) as usize;
+        order.swap(i, j);
+    }
+    let mut next = vec![0usize; lines * LINE];
+    for w in 0..lines {
+        next[order[w] * LINE] = order[(w + 1) % lines] * LINE;
+    }
+    // Warm up one lap (or `steps`), then time.
+    let mut p = 0usize;
+    for _ in 0..lines.min(steps) {
+        p = next[p];
+    }
+    let t = Instant::now();
+    for _ in 0..steps {
+        p = next[p];
+    }
+    let ns = t.elapsed().as_nanos() as f64 / steps as f64;
+    std::hint::black_box(p);
+    ns
+}
+
+/// Measures load latency for buffers from 256 KiB to `max_bytes` (doubling)
+/// and returns the largest size still clearly faster than memory: latency
+/// below the midpoint between the smallest and the largest size's latency
+/// (log scale). Takes about a quarter of a second for `max_bytes` = 64 MiB.
+pub fn measure_llc_bytes(max_bytes: u64) -> Option<u64> {
+    let mut sizes = vec![];
+    let mut s: u64 = 256 << 10;
+    while s <= max_bytes {
+        sizes.push(s);
+        s *= 2;
+    }
+    if sizes.len() < 3 {
+        return None;
+    }
+    let lat: Vec<f64> = sizes
+        .iter()
+        .map(|&b| chase_ns(b as usize, 400_000, b))
+        .collect();
+    let (lo, hi) = (lat[0], lat[lat.len() - 1]);
+    if hi < 2.0 * lo {
+        // Latency never climbed: everything tested fits in cache.
+        return sizes.last().copied();
+    }
+    let mid = (lo * hi).sqrt();
+    let mut best = None;
+    for (i, &b) in sizes.iter().enumerate() {
+        if lat[i] <= mid {
+            best = Some(b);
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// The LLC to plan with: `override_bytes` if given; otherwise sysfs checked
+/// by a pointer chase up to 64 MiB (the smaller wins when they disagree).
+pub fn detect_llc(override_bytes: Option<u64>) -> Llc {
+    if let Some(b) = override_bytes {
+        return Llc {
+            bytes: b,
+            source: LlcSource::Override,
+            sysfs_bytes: sysfs_llc_bytes(),
+            measured_bytes: None,
+        };
+    }
+    let sysfs = sysfs_llc_bytes();
+    let measured = measure_llc_bytes(64 << 20);
+    let (bytes, source) = match (sysfs, measured) {
+        (Some(s), Some(m)) if m < s / 2 => (m, LlcSource::Measured),
+        (Some(s), _) => (s, LlcSource::Sysfs),
+        (None, Some(m)) => (m, LlcSource::Measured),
+        (None, None) => (DEFAULT_LLC_BYTES, LlcSource::Default),
+    };
+    Llc {
+        bytes,
+        source,
+        sysfs_bytes: sysfs,
+        measured_bytes: measured,
+    }
+}
+
+/// GraphM's Formula 1 solved for `S_c` (bytes of topology per chunk):
+/// `(llc − reserve) / (threads · (1 + |V| · U_v / S_G))`, with the reserve
+/// an eighth of the LLC, and at least 64 KiB.
+pub fn chunk_bytes(
+    llc_bytes: u64,
+    threads: usize,
+    topology_bytes: u64,
+    vertices: u64,
+    state_bytes_per_vertex: u64,
+) -> u64 {
+    let reserve = llc_bytes / 8;
+    let usable = llc_bytes.saturating_sub(reserve) as f64;
+    let sg = topology_bytes.max(1) as f64;
+    let denom =
+        threads.max(1) as f64 * (1.0 + vertices as f64 * state_bytes_per_vertex as f64 / sg);
+    ((usable / denom) as u64).max(64 << 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysfs_sizes_parse() {
+        assert_eq!(parse_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_size("4M"), Some(4 << 20));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("x"), None);
+    }
+
+    #[test]
+    fn chunk_size_follows_graphm_formula() {
+        // 32 MiB LLC, 2 threads, state as large as the topology: each
+        // thread's chunk plus the state it touches gets half of 7/8 LLC,
+        // split evenly between topology and state.
+        let c = chunk_bytes(32 << 20, 2, 1 << 30, 1 << 20, 1 << 10);
+        assert_eq!(c, (28 << 20) / 4);
+        // The result satisfies the formula.
+        let lhs = c * 2 + c * 2 * (1 << 20) * (1 << 10) / (1 << 30) + (4 << 20);
+        assert!(lhs <= 32 << 20);
+        // Never below 64 KiB.
+        assert_eq!(chunk_bytes(1 << 10, 2, 1, 1 << 20, 8), 64 << 10);
+    }
+
+    #[test]
+    fn an_override_wins_and_detection_gives_a_plausible_size() {
+        assert_eq!(detect_llc(Some(12345)).bytes, 12345);
+        let m = measure_llc_bytes(8 << 20);
+        if let Some(b) = m {
+            assert!((256 << 10..=8 << 20).contains(&b));
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! CDLP (Graphalytics label propagation) in the shared scan. The jobs of a
+//! group differ at most in their iteration counts; synchronous CDLP's
+//! labels after `t` iterations do not depend on how many follow, so the
+//! group runs up to the largest count and hands each job the labels when
+//! its count is reached. Each superstep is one dense pass: every vertex
+//! takes the most frequent label among its neighbours' (out- and
+//! in-neighbours counted separately on directed graphs), ties by the
+//! smallest, exactly as `algo::cdlp::run`, so labels are bit-identical.
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use plexus_engine::edge_map::Mode;
+use plexus_graph::{Graph, VertexId};
+use rayon::prelude::*;
+
+use crate::job::JobShared;
+use crate::output::{JobOutput, Values};
+use crate::scan::{ChunkPlan, Plan, ScanChunk, ScanTask};
+use crate::spec::Resolved;
+
+/// CDLP jobs sharing one label propagation.
+pub struct CdlpGroup {
+    jobs: Vec<(Arc<JobShared>, usize)>,
+    label: Vec<u32>,
+    next: Vec<AtomicU32>,
+    done: usize,
+}
+
+/// The smallest most frequent value of a sorted slice.
+fn mode_of_sorted(xs: &[u32]) -> Option<u32> {
+    let mut best: Option<(usize, u32)> = None;
+    let mut i = 0;
+    while i < xs.len() {
+        let x = xs[i];
+        let mut j = i + 1;
+        while j < xs.len() && xs[j] == x {
+            j += 1;
+        }
+        if !matches!(best, Some((c, _)) if j - i <= c) {
+            best = Some((j - i, x));
+        }
+        i = j;
+    }
+    best.map(|(_, x)| x)
+}
+
+impl CdlpGroup {
+    /// An empty group on `g`: labels start as natural ids.
+    pub fn new(g: &Graph) -> Self {
+        let n = g.num_vertices();
+        CdlpGroup {
+            jobs: Vec::new(),
+            label: (0..n as VertexId).map(|v| g.natural_id(v)).collect(),
+            next: Vec::new(),
+            done: 0,
+        }
+    }
+}
+
+impl ScanTask for CdlpGroup {
+    fn plan(&mut self, g: &Graph) -> Plan {
+        let done = self.done;
+        let label = &self.label;
+        self.jobs.retain(|(j, target)| {
+            if let Some(e) = j.stop_reason() {
+                j.finish(Err(e));
+                return false;
+            }
+            if *target == done {
+                j.finish(Ok(JobOutput {
+                    snapshot: Arc::clone(&j.snapshot),
+                    values: Values::Cdlp {
+                        label: label.clone(),
+                        iterations: done,
+                    },
+                }));
+                return false;
+            }
+            true
+        });
+        if self.jobs.is_empty() {
+            return Plan::Done;
+        }
+        let n = g.num_vertices();
+        if self.next.len() != n {
+            self.next = (0..n).map(|_| AtomicU32::new(0)).collect();
+        }
+        for (j, _) in &self.jobs {
+            j.mark_running();
+            j.record_step(n as u64, g.num_arcs());
+        }
+        Plan::Chunks(ChunkPlan {
+            mode: Mode::Dense,
+            symmetric: g.is_directed(),
+            weights: false,
+            active: Vec::new(),
+        })
+    }
+
+    fn run_chunk(&self, g: &Graph, chunk: &ScanChunk, _a: &[VertexId], _out: &mut Vec<VertexId>) {
+        for (j, _) in &self.jobs {
+            j.maybe_fault();
+        }
+        let mut buf = Vec::new();
+        for v in chunk.vertices() {
+            buf.clear();
+            buf.extend(g.out_neighbors(v).iter().map(|&u| self.label[u as usize]));
+            if g.is_directed() {
+                buf.extend(g.in_neighbors(v).iter().map(|&u| self.label[u as usize]));
+            }
+            buf.sort_unstable();
+            let l = mode_of_sorted(&buf).unwrap_or(self.label[v as usize]);
+            self.next[v as usize].store(l, Ordering::Relaxed);
+        }
+    }
+
+    fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {
+        let next = &self.next;
+        self.label
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(4096)
+            .for_each(|(v, l)| *l = next[v].load(Ordering::Relaxed));
+        self.done += 1;
+    }
+
+    fn cancelled(&self) -> bool {
+        self.jobs.iter().all(|(j, _)| j.cancel_requested())
+    }
+
+    fn jobs(&self) -> Vec<Arc<JobShared>> {
+        self.jobs.iter().map(|(j, _)| Arc::clone(j)).collect()
+    }
+
+    fn state_bytes(&self) -> u64 {
+        8 * self.label.len() as u64
+    }
+
+    fn join(&mut self, _g: &Graph, job: &Arc<JobShared>) -> bool {
+        let Some(Resolved::Cdlp { iterations }) = job.resolved else {
+            return false;
+        };
+        if self.done > 0 {
+            return false;
+        }
+        job.set_state_bytes(self.state_bytes() / (self.jobs.len() as u64 + 1));
+        self.jobs.push((Arc::clone(job), iterations));
+        true
+    }
+}

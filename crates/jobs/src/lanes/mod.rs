@@ -1,0 +1,54 @@
+//! Tasks that fuse jobs of one algorithm on one snapshot, and the choice of
+//! task for a job.
+//!
+//! | algorithm | fused (shared mode) | alone |
+//! |---|---|---|
+//! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes | engine `bfs::Program` ([`crate::drivers::BfsDriver`]) |
+//! | sssp | not fused: each job shares the chunk scans | engine `sssp::Program` ([`crate::drivers::SsspDriver`]) |
+//! | pagerank | [`pagerank::PageRankLanes`]: up to 16 variants, k values per vertex | the same task with one lane |
+//! | wcc | [`whole::WccGroup`]: one Afforest run for all | the same task with one job |
+//! | cdlp | [`cdlp::CdlpGroup`]: one propagation up to the largest count | the same task with one job |
+use std::sync::Arc;
+
+use plexus_graph::Graph;
+
+use crate::drivers::{BfsDriver, SsspDriver};
+use crate::job::JobShared;
+use crate::scan::{ProgramTask, ScanTask};
+use crate::spec::Resolved;
+
+pub mod cdlp;
+pub mod msbfs;
+pub mod pagerank;
+pub mod whole;
+
+/// A new task for `job` on `g`: a fusing group (which later jobs may join)
+/// when `fuse`, else a task of its own. `None` for a job that failed to
+/// resolve (it has no parameters to run).
+pub(crate) fn new_task(g: &Graph, job: &Arc<JobShared>, fuse: bool) -> Option<Box<dyn ScanTask>> {
+    let n = g.num_vertices();
+    let resolved = job.resolved.as_ref()?;
+    let mut task: Box<dyn ScanTask> = match resolved {
+        Resolved::Bfs { source } if !fuse => {
+            return Some(Box::new(ProgramTask::new(
+                BfsDriver::new(n, *source),
+                Arc::clone(job),
+            )))
+        }
+        Resolved::Sssp { source, delta } => {
+            return Some(Box::new(ProgramTask::new(
+                SsspDriver::new(n, *source, *delta),
+                Arc::clone(job),
+            )))
+        }
+        Resolved::Bfs { .. } => Box::new(msbfs::MsBfs::new(n)),
+        Resolved::PageRank(_) => Box::new(pagerank::PageRankLanes::new(n)),
+        Resolved::Wcc => Box::new(whole::WccGroup::new(n)),
+        Resolved::Cdlp { .. } => Box::new(cdlp::CdlpGroup::new(g)),
+    };
+    if task.join(g, job) {
+        Some(task)
+    } else {
+        None
+    }
+}

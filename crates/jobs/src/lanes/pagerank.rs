@@ -1,0 +1,346 @@
+//! PageRank variants fused into one k-wide traversal: up to
+//! [`MAX_LANES`] PageRank jobs (different damping, personalisation,
+//! stopping rules) hold their ranks side by side, `k` values per vertex,
+//! so one read of an in-edge `u → v` and of `u`'s row of contributions
+//! serves all of them.
+//!
+//! Each lane follows `algo::pagerank` operation for operation: the same
+//! start (`1/|V|`), contributions `PR(u)/outdeg(u)`, dangling mass and L1
+//! change by the engine's `deterministic_sum`, per-vertex sums in CSC order
+//! and the same update formula, so a lane's ranks are bit-identical to the
+//! engine's and its iteration count and `converged` flag equal. Lanes
+//! advance one iteration per superstep and stop on their own rules; a lane
+//! that ends leaves the group (the rows are compacted), a job that arrives
+//! joins at the next boundary with its own iteration count at 0.
+use std::sync::Arc;
+
+use plexus_engine::algo::pagerank;
+use plexus_engine::edge_map::Mode;
+use plexus_engine::program::{deterministic_sum, AtomicF64};
+use plexus_graph::{Graph, VertexId};
+use rayon::prelude::*;
+
+use crate::job::JobShared;
+use crate::output::{JobOutput, Values};
+use crate::scan::{ChunkPlan, Plan, ScanChunk, ScanTask};
+use crate::spec::Resolved;
+
+/// Most lanes in one group.
+pub const MAX_LANES: usize = 16;
+
+/// The teleport vector of a lane: uniform, or uniform over sources.
+#[derive(Debug)]
+enum Teleport {
+    Uniform(f64),
+    Sources { member: Vec<bool>, share: f64 },
+}
+
+impl Teleport {
+    #[inline]
+    fn at(&self, v: usize) -> f64 {
+        match self {
+            Teleport::Uniform(x) => *x,
+            Teleport::Sources { member, share } => {
+                if member[v] {
+                    *share
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+struct Lane {
+    job: Arc<JobShared>,
+    cfg: pagerank::Config,
+    teleport: Teleport,
+    iterations: usize,
+    converged: bool,
+    /// `Σ PR(u)` over dangling `u`, for the current iteration.
+    dangling: f64,
+}
+
+impl Lane {
+    fn limit(&self) -> usize {
+        self.cfg.iterations.unwrap_or(self.cfg.max_iterations)
+    }
+    fn finished(&self) -> bool {
+        self.iterations >= self.limit() || (self.converged && self.cfg.iterations.is_none())
+    }
+}
+
+/// Up to [`MAX_LANES`] PageRank jobs in one k-wide power iteration.
+pub struct PageRankLanes {
+    n: usize,
+    lanes: Vec<Lane>,
+    /// `rank[v·k + l]`: lane `l`'s rank of `v` (previous iteration).
+    rank: Vec<f64>,
+    /// `contrib[u·k + l] = rank / outdeg(u)`, 0 for dangling `u`.
+    contrib: Vec<f64>,
+    /// The ranks being computed.
+    next: Vec<AtomicF64>,
+    /// Lanes that joined since the last superstep; added at the next plan
+    /// in one reshape.
+    pending: Vec<Lane>,
+}
+
+impl PageRankLanes {
+    /// An empty group on a graph of `n` vertices.
+    pub fn new(n: usize) -> Self {
+        PageRankLanes {
+            n,
+            lanes: Vec::new(),
+            rank: Vec::new(),
+            contrib: Vec::new(),
+            next: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn width(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Rebuilds the rows keeping the lanes for which `keep` is true, then
+    /// appending `added` lanes starting at `1/|V|`.
+    fn reshape(&mut self, keep: &[bool], added: Vec<Lane>) {
+        let n = self.n;
+        let old_k = self.width();
+        let kept: Vec<usize> = (0..old_k).filter(|&l| keep[l]).collect();
+        let new_k = kept.len() + added.len();
+        let start = 1.0 / n as f64;
+        let mut rank = vec![start; n * new_k];
+        if new_k > 0 && !kept.is_empty() {
+            let old = &self.rank;
+            rank.par_chunks_mut(new_k).enumerate().for_each(|(v, row)| {
+                for (j, &l) in kept.iter().enumerate() {
+                    row[j] = old[v * old_k + l];
+                }
+            });
+        }
+        let mut lanes = Vec::with_capacity(new_k);
+        for (l, lane) in std::mem::take(&mut self.lanes).into_iter().enumerate() {
+            if keep[l] {
+                lanes.push(lane);
+            }
+        }
+        lanes.extend(added);
+        self.lanes = lanes;
+        self.rank = rank;
+        self.contrib = Vec::new();
+        self.next = Vec::new();
+        let share = self.lane_bytes();
+        for l in &self.lanes {
+            l.job.set_state_bytes(share);
+        }
+    }
+
+    fn lane_bytes(&self) -> u64 {
+        24 * self.n as u64
+    }
+
+    fn make_lane(&self, g: &Graph, job: &Arc<JobShared>) -> Option<Lane> {
+        let Some(Resolved::PageRank(cfg)) = &job.resolved else {
+            return None;
+        };
+        let n = g.num_vertices();
+        let teleport = match &cfg.personalization {
+            None => Teleport::Uniform(1.0 / n as f64),
+            Some(sources) => {
+                let mut member = vec![false; n];
+                let mut k = 0usize;
+                for &s in sources {
+                    if let Some(m) = member.get_mut(s as usize) {
+                        if !*m {
+                            *m = true;
+                            k += 1;
+                        }
+                    }
+                }
+                Teleport::Sources {
+                    member,
+                    share: 1.0 / k.max(1) as f64,
+                }
+            }
+        };
+        Some(Lane {
+            job: Arc::clone(job),
+            cfg: cfg.clone(),
+            teleport,
+            iterations: 0,
+            converged: false,
+            dangling: 0.0,
+        })
+    }
+
+    fn deliver(&self, g: &Graph, l: usize) {
+        let k = self.width();
+        let lane = &self.lanes[l];
+        let rank: Vec<f64> = (0..g.num_vertices())
+            .into_par_iter()
+            .map(|v| self.rank[v * k + l])
+            .collect();
+        lane.job.finish(Ok(JobOutput {
+            snapshot: Arc::clone(&lane.job.snapshot),
+            values: Values::PageRank {
+                rank,
+                iterations: lane.iterations,
+                converged: lane.converged,
+            },
+        }));
+    }
+}
+
+impl ScanTask for PageRankLanes {
+    fn plan(&mut self, g: &Graph) -> Plan {
+        // Lanes that end here: cancelled, past their deadline, or finished.
+        let mut keep = vec![true; self.width()];
+        for (l, lane) in self.lanes.iter().enumerate() {
+            if let Some(e) = lane.job.stop_reason() {
+                lane.job.finish(Err(e));
+                keep[l] = false;
+            } else if lane.finished() {
+                self.deliver(g, l);
+                keep[l] = false;
+            }
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let pending: Vec<Lane> = pending
+            .into_iter()
+            .filter(|lane| match lane.job.stop_reason() {
+                Some(e) => {
+                    lane.job.finish(Err(e));
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        if keep.iter().any(|&x| !x) || !pending.is_empty() {
+            self.reshape(&keep, pending);
+        }
+        if self.lanes.is_empty() {
+            return Plan::Done;
+        }
+        let (n, k) = (self.n, self.width());
+        // Vertex step: contributions, then each lane's dangling mass.
+        let mut contrib = std::mem::take(&mut self.contrib);
+        contrib.resize(n * k, 0.0);
+        let rank = &self.rank;
+        contrib.par_chunks_mut(k).enumerate().for_each(|(u, row)| {
+            let deg = g.out_degree(u as VertexId);
+            for (l, c) in row.iter_mut().enumerate() {
+                *c = if deg == 0 {
+                    0.0
+                } else {
+                    rank[u * k + l] / deg as f64
+                };
+            }
+        });
+        self.contrib = contrib;
+        for l in 0..k {
+            let d = deterministic_sum(n, |u| {
+                if g.out_degree(u) == 0 {
+                    rank[u as usize * k + l]
+                } else {
+                    0.0
+                }
+            });
+            self.lanes[l].dangling = d;
+        }
+        if self.next.len() != n * k {
+            self.next = (0..n * k).map(|_| AtomicF64::new(0.0)).collect();
+        }
+        for lane in &self.lanes {
+            lane.job.mark_running();
+            lane.job.record_step(n as u64, g.num_arcs());
+        }
+        Plan::Chunks(ChunkPlan {
+            mode: Mode::Dense,
+            symmetric: false,
+            weights: false,
+            active: Vec::new(),
+        })
+    }
+
+    fn run_chunk(
+        &self,
+        g: &Graph,
+        chunk: &ScanChunk,
+        _active: &[VertexId],
+        _out: &mut Vec<VertexId>,
+    ) {
+        for l in &self.lanes {
+            l.job.maybe_fault();
+        }
+        let k = self.width();
+        let inc = g.inc();
+        let contrib = &self.contrib;
+        let mut acc = vec![0.0f64; k];
+        for v in chunk.vertices() {
+            acc.iter_mut().for_each(|a| *a = 0.0);
+            for &u in inc.neighbors(v) {
+                let row = &contrib[u as usize * k..u as usize * k + k];
+                for (a, c) in acc.iter_mut().zip(row) {
+                    *a += *c;
+                }
+            }
+            let v = v as usize;
+            for (l, lane) in self.lanes.iter().enumerate() {
+                let t = lane.teleport.at(v);
+                let d = lane.cfg.damping;
+                self.next[v * k + l].store(d * (acc[l] + lane.dangling * t) + (1.0 - d) * t);
+            }
+        }
+    }
+
+    fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {
+        let (n, k) = (self.n, self.width());
+        let (next, rank) = (&self.next, &self.rank);
+        for l in 0..k {
+            let change = deterministic_sum(n, |v| {
+                let i = v as usize * k + l;
+                (next[i].load() - rank[i]).abs()
+            });
+            let lane = &mut self.lanes[l];
+            lane.iterations += 1;
+            lane.converged = change < n as f64 * lane.cfg.tolerance;
+        }
+        let next = &self.next;
+        self.rank
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(4096)
+            .for_each(|(i, r)| *r = next[i].load());
+    }
+
+    fn cancelled(&self) -> bool {
+        self.lanes.iter().all(|l| l.job.cancel_requested())
+    }
+
+    fn jobs(&self) -> Vec<Arc<JobShared>> {
+        self.lanes
+            .iter()
+            .chain(&self.pending)
+            .map(|l| Arc::clone(&l.job))
+            .collect()
+    }
+
+    fn state_bytes(&self) -> u64 {
+        self.lane_bytes() * self.width() as u64
+    }
+
+    fn join(&mut self, g: &Graph, job: &Arc<JobShared>) -> bool {
+        if self.width() + self.pending.len() >= MAX_LANES {
+            return false;
+        }
+        match self.make_lane(g, job) {
+            Some(lane) => {
+                job.set_state_bytes(self.lane_bytes());
+                self.pending.push(lane);
+                true
+            }
+            None => false,
+        }
+    }
+}

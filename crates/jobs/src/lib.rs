@@ -1,0 +1,59 @@
+//! # plexus-jobs
+//!
+//! Many analytics jobs on one graph: a job manager that runs them one after
+//! another, side by side, or through a shared scan of the topology
+//! (GraphM's share–synchronise, Zhao et al., SC'19), with jobs of one
+//! algorithm fused into lanes of one traversal.
+//!
+//! * [`snapshot`]: the graph versions jobs pin ([`Snapshot`], [`Catalog`]).
+//! * [`spec`]: what a job asks for ([`JobSpec`], [`Algorithm`]).
+//! * [`manager`]: [`JobManager`] (submit, status, cancel, results) and the
+//!   three [`ExecMode`]s.
+//! * [`scan`]: the chunk table and the shared-scan executor, which drives
+//!   the engine's vertex programs (unchanged) chunk by chunk.
+//! * [`lanes`]: fused tasks: multi-source BFS, k-wide PageRank, shared WCC
+//!   and CDLP.
+//! * [`cache`]: LLC detection and GraphM's chunk-size formula;
+//!   [`memory`]: available memory and resident set from `/proc`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use plexus_graph::{BuildOptions, Graph};
+//! use plexus_jobs::{Algorithm, Catalog, ExecMode, JobManager, JobSpec, ManagerConfig, Values};
+//!
+//! // A directed path 0 → 1 → 2 → 3.
+//! let catalog = Catalog::new();
+//! let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], &BuildOptions::directed()).unwrap();
+//! let snap = catalog.publish("path", g);
+//!
+//! let mgr = JobManager::new(ManagerConfig { mode: ExecMode::Shared, llc_bytes: Some(1 << 20), ..Default::default() }).unwrap();
+//! let bfs = mgr.submit(Arc::clone(&snap), JobSpec::new("bfs", Algorithm::Bfs { source: "1".into() })).unwrap();
+//! let pr = mgr.submit(Arc::clone(&snap), JobSpec::new("pr", Algorithm::pagerank(0.85))).unwrap();
+//! mgr.wait_all();
+//! match bfs.take_result().unwrap().values() {
+//!     Values::Bfs { depth, .. } => assert_eq!(depth, &vec![u32::MAX, 0, 1, 2]),
+//!     _ => unreachable!(),
+//! }
+//! assert!(bfs.take_result().is_err()); // results are handed out once
+//! assert!(pr.take_result().is_ok());
+//! ```
+#![deny(unsafe_code)]
+
+pub mod cache;
+pub mod drivers;
+pub mod error;
+pub mod job;
+pub mod lanes;
+pub mod manager;
+pub mod memory;
+pub mod output;
+pub mod scan;
+pub mod snapshot;
+pub mod spec;
+
+pub use error::JobError;
+pub use job::{JobHandle, JobId, JobState, JobStatus};
+pub use manager::{ExecMode, JobManager, ManagerConfig, ManagerStats};
+pub use output::{JobOutput, Values};
+pub use snapshot::{Catalog, Snapshot, SnapshotId};
+pub use spec::{Algorithm, Fault, JobSpec};

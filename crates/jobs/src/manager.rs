@@ -1,0 +1,495 @@
+//! The job manager: submission, admission at superstep boundaries, and the
+//! three ways of running a set of jobs.
+//!
+//! * [`ExecMode::Sequential`] (S): one job at a time, in submission order.
+//! * [`ExecMode::Independent`] (C): every job on its own thread at once,
+//!   each with its own traversal; they share only the thread pool.
+//! * [`ExecMode::Shared`] (M): one scheduler runs every job's superstep in
+//!   one pass over the chunks ([`crate::scan::step_all`]); jobs of one
+//!   algorithm on one snapshot are fused into lanes ([`crate::lanes`]);
+//!   a job submitted while others run joins at the next boundary.
+//!
+//! All modes run the same kernels through the same chunked executor, so
+//! their results are equal and their byte counts comparable. Each job pins
+//! the snapshot it was submitted with; jobs on different snapshots are
+//! scanned separately. A job that fails (bad parameter, unknown root, a
+//! panic in a kernel) fails alone: a panic in a fused group restarts the
+//! group's other jobs as tasks of their own, from scratch.
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use plexus_graph::Graph;
+
+use crate::cache::{chunk_bytes, detect_llc, Llc};
+use crate::error::JobError;
+use crate::job::{JobHandle, JobShared, JobStatus};
+use crate::lanes::new_task;
+use crate::memory::available_bytes;
+use crate::scan::{step_all, Outcome, ScanCounters, ScanTable, ScanTask};
+use crate::snapshot::Snapshot;
+use crate::spec::{resolve, state_bytes, JobSpec};
+
+/// How the manager runs its jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecMode {
+    /// One job after another (S).
+    Sequential,
+    /// All jobs at once, each its own traversal (C).
+    Independent,
+    /// All jobs through one shared scan, fused where they fit (M).
+    Shared,
+}
+
+impl std::str::FromStr for ExecMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sequential" | "S" | "s" => Ok(ExecMode::Sequential),
+            "independent" | "C" | "c" => Ok(ExecMode::Independent),
+            "shared" | "M" | "m" => Ok(ExecMode::Shared),
+            _ => Err(format!(
+                "unknown mode '{s}' (expected sequential, independent or shared)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for ExecMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ExecMode::Sequential => "sequential",
+            ExecMode::Independent => "independent",
+            ExecMode::Shared => "shared",
+        })
+    }
+}
+
+/// Manager settings.
+#[derive(Clone, Debug)]
+pub struct ManagerConfig {
+    /// How to run jobs.
+    pub mode: ExecMode,
+    /// Worker threads of the manager's pool (0: all cores).
+    pub threads: usize,
+    /// Last-level cache size in bytes to plan chunks with; `None`: detect.
+    pub llc_bytes: Option<u64>,
+    /// Memory the jobs' state may use, in bytes; `None`: `MemAvailable`.
+    pub memory_limit_bytes: Option<u64>,
+    /// In shared mode, fuse jobs of one algorithm into lanes (default true).
+    pub fuse: bool,
+}
+
+impl Default for ManagerConfig {
+    fn default() -> Self {
+        ManagerConfig {
+            mode: ExecMode::Shared,
+            threads: 0,
+            llc_bytes: None,
+            memory_limit_bytes: None,
+            fuse: true,
+        }
+    }
+}
+
+/// Figures of a manager's run so far.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ManagerStats {
+    /// Bytes of topology the executor read.
+    pub topology_bytes_read: u64,
+    /// Bytes of topology of the snapshots jobs ran on (each counted once).
+    pub topology_bytes: u64,
+    /// Σ per-vertex state of the jobs now running, in bytes.
+    pub job_state_bytes: u64,
+    /// The largest Σ job state seen at a superstep boundary, in bytes.
+    pub peak_job_state_bytes: u64,
+    /// Passes over the chunks (supersteps of a set of tasks).
+    pub passes: u64,
+    /// (task, chunk) pairs processed.
+    pub task_chunks: u64,
+    /// Chunks in the latest chunk table.
+    pub chunks: u64,
+    /// Topology bytes per chunk the latest table aimed at.
+    pub chunk_target_bytes: u64,
+    /// The LLC the chunks were sized for.
+    pub llc: Llc,
+}
+
+struct Queue {
+    jobs: VecDeque<Arc<JobShared>>,
+    closed: bool,
+}
+
+struct Inner {
+    cfg: ManagerConfig,
+    pool: rayon::ThreadPool,
+    llc: Llc,
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    counters: ScanCounters,
+    all: Mutex<Vec<Arc<JobShared>>>,
+    next_id: AtomicU64,
+    state_peak: AtomicU64,
+    snapshots: Mutex<Vec<Arc<Snapshot>>>,
+    table_info: Mutex<(u64, u64)>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs jobs on shared graph snapshots. Dropping it waits for the jobs.
+pub struct JobManager {
+    inner: Arc<Inner>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl JobManager {
+    /// A manager with its own thread pool; detects the LLC now (about a
+    /// quarter of a second) unless `cfg.llc_bytes` is given.
+    pub fn new(cfg: ManagerConfig) -> Result<Self, JobError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(cfg.threads)
+            .thread_name(|i| format!("plexus-scan-{i}"))
+            .build()
+            .map_err(|e| JobError::Threads(e.to_string()))?;
+        let llc = detect_llc(cfg.llc_bytes);
+        let inner = Arc::new(Inner {
+            cfg,
+            pool,
+            llc,
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                closed: false,
+            }),
+            wake: Condvar::new(),
+            counters: ScanCounters::default(),
+            all: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+            state_peak: AtomicU64::new(0),
+            snapshots: Mutex::new(Vec::new()),
+            table_info: Mutex::new((0, 0)),
+        });
+        let mgr = JobManager {
+            inner: Arc::clone(&inner),
+            workers: Mutex::new(Vec::new()),
+        };
+        let worker = match inner.cfg.mode {
+            ExecMode::Shared => Some(("plexus-scheduler", shared_loop as fn(Arc<Inner>))),
+            ExecMode::Sequential => Some(("plexus-sequential", sequential_loop as fn(Arc<Inner>))),
+            ExecMode::Independent => None,
+        };
+        if let Some((name, f)) = worker {
+            let h = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || f(inner))
+                .map_err(|e| JobError::Threads(e.to_string()))?;
+            lock(&mgr.workers).push(h);
+        }
+        Ok(mgr)
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> ExecMode {
+        self.inner.cfg.mode
+    }
+
+    /// Threads in the manager's pool.
+    pub fn threads(&self) -> usize {
+        self.inner.pool.current_num_threads()
+    }
+
+    /// Submits a job on `snapshot` (pinned for the job's life). A job whose
+    /// parameters do not resolve (unknown root, bad damping, ...) is
+    /// returned already failed, with the reason in its status. A job whose
+    /// state can never fit in the memory budget is refused:
+    /// [`JobError::WontFit`] with the bytes needed and available.
+    pub fn submit(&self, snapshot: Arc<Snapshot>, spec: JobSpec) -> Result<JobHandle, JobError> {
+        let g = snapshot.graph();
+        let resolved = resolve(g, &spec.algorithm);
+        if let Ok(r) = &resolved {
+            let needed = state_bytes(g, r);
+            let available = self
+                .inner
+                .cfg
+                .memory_limit_bytes
+                .or_else(available_bytes)
+                .unwrap_or(u64::MAX);
+            if needed > available {
+                return Err(JobError::WontFit {
+                    job: spec.name.clone(),
+                    needed,
+                    available,
+                });
+            }
+        }
+        let ok = resolved.is_ok();
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let job = Arc::new(JobShared::new(id, spec, Arc::clone(&snapshot), resolved));
+        lock(&self.inner.all).push(Arc::clone(&job));
+        {
+            let mut snaps = lock(&self.inner.snapshots);
+            if !snaps.iter().any(|s| Arc::ptr_eq(s, &snapshot)) {
+                snaps.push(snapshot);
+            }
+        }
+        if ok {
+            match self.inner.cfg.mode {
+                ExecMode::Independent => {
+                    let inner = Arc::clone(&self.inner);
+                    let j = Arc::clone(&job);
+                    let h = std::thread::Builder::new()
+                        .name(format!("plexus-job-{id}"))
+                        .spawn(move || run_solo(&inner, j))
+                        .map_err(|e| JobError::Threads(e.to_string()))?;
+                    lock(&self.workers).push(h);
+                }
+                _ => {
+                    let mut q = lock(&self.inner.queue);
+                    if q.closed {
+                        job.finish(Err(JobError::Shutdown));
+                    } else {
+                        q.jobs.push_back(Arc::clone(&job));
+                        self.inner.wake.notify_all();
+                    }
+                }
+            }
+        }
+        Ok(JobHandle { shared: job })
+    }
+
+    /// Status of every job submitted, in submission order.
+    pub fn statuses(&self) -> Vec<JobStatus> {
+        lock(&self.inner.all).iter().map(|j| j.status()).collect()
+    }
+
+    /// Waits until every job submitted so far has ended.
+    pub fn wait_all(&self) {
+        let jobs: Vec<Arc<JobShared>> = lock(&self.inner.all).clone();
+        for j in jobs {
+            JobHandle { shared: j }.wait(None);
+        }
+    }
+
+    /// Figures so far.
+    pub fn stats(&self) -> ManagerStats {
+        let inner = &self.inner;
+        let c = &inner.counters;
+        let (chunks, target) = *lock(&inner.table_info);
+        ManagerStats {
+            topology_bytes_read: c.topology_bytes_read.load(Ordering::Relaxed),
+            topology_bytes: lock(&inner.snapshots)
+                .iter()
+                .map(|s| s.graph().topology_bytes())
+                .sum(),
+            job_state_bytes: inner.state_now(),
+            peak_job_state_bytes: inner.state_peak.load(Ordering::Relaxed),
+            passes: c.passes.load(Ordering::Relaxed),
+            task_chunks: c.task_chunks.load(Ordering::Relaxed),
+            chunks,
+            chunk_target_bytes: target,
+            llc: inner.llc,
+        }
+    }
+
+    /// Stops taking jobs, lets the submitted ones finish, and joins the threads.
+    pub fn shutdown(&self) {
+        {
+            let mut q = lock(&self.inner.queue);
+            q.closed = true;
+            self.inner.wake.notify_all();
+        }
+        let hs: Vec<JoinHandle<()>> = std::mem::take(&mut *lock(&self.workers));
+        for h in hs {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for JobManager {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl Inner {
+    fn state_now(&self) -> u64 {
+        lock(&self.all).iter().map(|j| j.state_bytes()).sum()
+    }
+
+    fn note_state(&self) {
+        self.state_peak
+            .fetch_max(self.state_now(), Ordering::Relaxed);
+    }
+
+    /// The chunk table for a pass over `g` by tasks holding `state` bytes
+    /// of per-vertex state (the largest task's, GraphM's `|V| · U_v`).
+    fn table(&self, g: &Graph, state: u64) -> ScanTable {
+        let n = g.num_vertices().max(1) as u64;
+        let threads = self.pool.current_num_threads();
+        let target = chunk_bytes(
+            self.llc.bytes,
+            threads,
+            g.topology_bytes(),
+            n,
+            state.div_ceil(n),
+        );
+        let t = ScanTable::build(g, target, threads * 8);
+        *lock(&self.table_info) = (t.chunks().len() as u64, t.target_bytes());
+        t
+    }
+
+    /// Runs one superstep of `tasks` on `g` and sorts the outcomes: tasks
+    /// that run on, and jobs to restart alone after a group's panic.
+    fn step(
+        &self,
+        g: &Graph,
+        tasks: Vec<Box<dyn ScanTask>>,
+    ) -> (Vec<Box<dyn ScanTask>>, Vec<Arc<JobShared>>) {
+        let state = tasks.iter().map(|t| t.state_bytes()).max().unwrap_or(0);
+        let table = self.table(g, state);
+        let outcomes = self
+            .pool
+            .install(|| step_all(g, &table, tasks, &self.counters));
+        let mut running = Vec::new();
+        let mut restart = Vec::new();
+        for o in outcomes {
+            match o {
+                Outcome::Running(t) => running.push(t),
+                Outcome::Finished => {}
+                Outcome::Panicked(msg, jobs) => {
+                    if jobs.len() > 1 {
+                        for j in jobs {
+                            j.requeue();
+                            restart.push(j);
+                        }
+                    } else {
+                        for j in jobs {
+                            j.finish(Err(JobError::Failed(msg.clone())));
+                        }
+                    }
+                }
+            }
+        }
+        self.note_state();
+        (running, restart)
+    }
+}
+
+/// Runs one job alone to the end (S and C modes, and restarts).
+fn run_solo(inner: &Inner, job: Arc<JobShared>) {
+    if let Some(e) = job.stop_reason() {
+        job.finish(Err(e));
+        return;
+    }
+    let snap = Arc::clone(&job.snapshot);
+    let g = snap.graph();
+    let Some(task) = new_task(g, &job, false) else {
+        job.finish(Err(JobError::Failed(
+            "the job has no runnable parameters".into(),
+        )));
+        return;
+    };
+    let mut tasks = vec![task];
+    while !tasks.is_empty() {
+        let (running, restart) = inner.step(g, tasks);
+        tasks = running;
+        // A task of one job never asks for restarts; be safe anyway.
+        for j in restart {
+            j.finish(Err(JobError::Failed("its task failed".into())));
+        }
+    }
+}
+
+fn sequential_loop(inner: Arc<Inner>) {
+    loop {
+        let job = {
+            let mut q = lock(&inner.queue);
+            loop {
+                if let Some(j) = q.jobs.pop_front() {
+                    break Some(j);
+                }
+                if q.closed {
+                    break None;
+                }
+                q = inner.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        match job {
+            Some(j) => run_solo(&inner, j),
+            None => return,
+        }
+    }
+}
+
+/// The tasks of one snapshot in the shared scan.
+struct Group {
+    snapshot: Arc<Snapshot>,
+    tasks: Vec<Box<dyn ScanTask>>,
+}
+
+fn shared_loop(inner: Arc<Inner>) {
+    let mut groups: Vec<Group> = Vec::new();
+    loop {
+        // Admission: jobs submitted since the last boundary join now.
+        let admitted: Vec<Arc<JobShared>> = {
+            let mut q = lock(&inner.queue);
+            while q.jobs.is_empty() && groups.is_empty() {
+                if q.closed {
+                    return;
+                }
+                q = inner.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+            q.jobs.drain(..).collect()
+        };
+        for job in admitted {
+            if let Some(e) = job.stop_reason() {
+                job.finish(Err(e));
+                continue;
+            }
+            let gi = match groups
+                .iter()
+                .position(|gr| Arc::ptr_eq(&gr.snapshot, &job.snapshot))
+            {
+                Some(i) => i,
+                None => {
+                    groups.push(Group {
+                        snapshot: Arc::clone(&job.snapshot),
+                        tasks: Vec::new(),
+                    });
+                    groups.len() - 1
+                }
+            };
+            let group = &mut groups[gi];
+            let g = group.snapshot.graph();
+            let fuse = inner.cfg.fuse && job.fusable();
+            if fuse && group.tasks.iter_mut().any(|t| t.join(g, &job)) {
+                continue;
+            }
+            match new_task(g, &job, fuse) {
+                Some(t) => group.tasks.push(t),
+                None => job.finish(Err(JobError::Failed(
+                    "the job has no runnable parameters".into(),
+                ))),
+            }
+        }
+        // One superstep of every task, snapshot by snapshot.
+        let mut restart = Vec::new();
+        for group in &mut groups {
+            let snap = Arc::clone(&group.snapshot);
+            let tasks = std::mem::take(&mut group.tasks);
+            let (running, again) = inner.step(snap.graph(), tasks);
+            group.tasks = running;
+            restart.extend(again);
+        }
+        groups.retain(|g| !g.tasks.is_empty());
+        if !restart.is_empty() {
+            let mut q = lock(&inner.queue);
+            for j in restart.into_iter().rev() {
+                q.jobs.push_front(j);
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Job results: per-vertex values indexed by internal id, with the pinned
+//! snapshot so that every id handed to a user is external.
+use std::io::Write;
+use std::sync::Arc;
+
+use plexus_graph::{ExternalId, VertexId};
+use serde_json::{json, Value};
+
+use crate::snapshot::Snapshot;
+
+/// Sentinel of unreached vertices in BFS depths and parents (the engine's).
+pub const UNREACHED: u32 = u32::MAX;
+
+/// Per-vertex values of a finished job, indexed by internal id.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    /// BFS: hops from the source and a parent one level up ([`UNREACHED`] when unreachable).
+    Bfs {
+        depth: Vec<u32>,
+        parent: Vec<u32>,
+        /// Supersteps run (max depth + 1).
+        iterations: usize,
+    },
+    /// SSSP: distances (`+∞` when unreachable) and parents (the engine's rule).
+    Sssp {
+        dist: Vec<f64>,
+        parent: Vec<u32>,
+        /// Relaxation supersteps run.
+        iterations: usize,
+    },
+    /// PageRank: ranks summing to 1.
+    PageRank {
+        rank: Vec<f64>,
+        iterations: usize,
+        converged: bool,
+    },
+    /// WCC: the smallest internal id of each vertex's component.
+    Wcc { component: Vec<u32>, count: u64 },
+    /// CDLP: community labels as natural ids (rank in ascending external id).
+    Cdlp { label: Vec<u32>, iterations: usize },
+}
+
+/// A finished job's result on its pinned snapshot.
+#[derive(Clone, Debug)]
+pub struct JobOutput {
+    pub(crate) snapshot: Arc<Snapshot>,
+    pub(crate) values: Values,
+}
+
+impl JobOutput {
+    /// The values, indexed by internal id (for comparisons and tests).
+    pub fn values(&self) -> &Values {
+        &self.values
+    }
+
+    /// The snapshot the job ran on.
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
+    fn ext(&self, v: VertexId) -> ExternalId {
+        self.snapshot.graph().ids().external(v)
+    }
+
+    fn ext_json(&self, v: VertexId) -> Value {
+        match self.ext(v) {
+            ExternalId::Int(x) => json!(x),
+            ExternalId::Str(s) => json!(s),
+        }
+    }
+
+    /// A short summary with external ids: reached vertices and depth, top
+    /// ranks, component counts, and so on.
+    pub fn summary(&self) -> Value {
+        match &self.values {
+            Values::Bfs {
+                depth, iterations, ..
+            } => {
+                let reached = depth.iter().filter(|&&d| d != UNREACHED).count();
+                let max = depth.iter().filter(|&&d| d != UNREACHED).max().copied();
+                json!({"reached": reached, "max_depth": max, "iterations": iterations})
+            }
+            Values::Sssp {
+                dist, iterations, ..
+            } => {
+                let reached = dist.iter().filter(|d| d.is_finite()).count();
+                let max = dist
+                    .iter()
+                    .copied()
+                    .filter(|d| d.is_finite())
+                    .fold(0.0f64, f64::max);
+                json!({"reached": reached, "max_distance": max, "iterations": iterations})
+            }
+            Values::PageRank {
+                rank,
+                iterations,
+                converged,
+            } => {
+                let mut order: Vec<usize> = (0..rank.len()).collect();
+                let k = order.len().min(3);
+                if k > 0 {
+                    order.select_nth_unstable_by(k - 1, |&a, &b| {
+                        rank[b].total_cmp(&rank[a]).then(a.cmp(&b))
+                    });
+                    order[..k].sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(a.cmp(&b)));
+                }
+                let top: Vec<Value> = order[..k]
+                    .iter()
+                    .map(|&v| json!({"id": self.ext_json(v as u32), "rank": rank[v]}))
+                    .collect();
+                json!({"iterations": iterations, "converged": converged, "top": top})
+            }
+            Values::Wcc { component, count } => {
+                let mut sizes = std::collections::HashMap::<u32, u64>::new();
+                for &c in component {
+                    *sizes.entry(c).or_default() += 1;
+                }
+                let largest = sizes.values().max().copied().unwrap_or(0);
+                json!({"components": count, "largest": largest})
+            }
+            Values::Cdlp { label, iterations } => {
+                let mut l = label.clone();
+                l.sort_unstable();
+                l.dedup();
+                json!({"communities": l.len(), "iterations": iterations})
+            }
+        }
+    }
+
+    /// Writes one CSV row per vertex, ids external: `id,depth,parent`,
+    /// `id,distance,parent`, `id,rank`, `id,component` or `id,label`.
+    pub fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let g = self.snapshot.graph();
+        let ids = g.ids();
+        let n = g.num_vertices() as VertexId;
+        let id = |w: &mut dyn Write, v: VertexId| ids.write_external(v, w);
+        let opt = |w: &mut dyn Write, v: u32| -> std::io::Result<()> {
+            if v == UNREACHED {
+                Ok(())
+            } else {
+                ids.write_external(v, w)
+            }
+        };
+        match &self.values {
+            Values::Bfs { depth, parent, .. } => {
+                writeln!(w, "id,depth,parent")?;
+                for v in 0..n {
+                    id(w, v)?;
+                    if depth[v as usize] == UNREACHED {
+                        writeln!(w, ",,")?;
+                    } else {
+                        write!(w, ",{},", depth[v as usize])?;
+                        opt(w, parent[v as usize])?;
+                        writeln!(w)?;
+                    }
+                }
+            }
+            Values::Sssp { dist, parent, .. } => {
+                writeln!(w, "id,distance,parent")?;
+                for v in 0..n {
+                    id(w, v)?;
+                    write!(w, ",{},", dist[v as usize])?;
+                    opt(w, parent[v as usize])?;
+                    writeln!(w)?;
+                }
+            }
+            Values::PageRank { rank, .. } => {
+                writeln!(w, "id,rank")?;
+                for v in 0..n {
+                    id(w, v)?;
+                    writeln!(w, ",{:e}", rank[v as usize])?;
+                }
+            }
+            Values::Wcc { component, .. } => {
+                writeln!(w, "id,component")?;
+                for v in 0..n {
+                    id(w, v)?;
+                    write!(w, ",")?;
+                    id(w, component[v as usize])?;
+                    writeln!(w)?;
+                }
+            }
+            Values::Cdlp { label, .. } => {
+                writeln!(w, "id,label")?;
+                for v in 0..n {
+                    id(w, v)?;
+                    write!(w, ",")?;
+                    id(w, g.from_natural(label[v as usize]))?;
+                    writeln!(w)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

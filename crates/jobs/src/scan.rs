@@ -1,0 +1,613 @@
+//! The shared-scan executor (GraphM's share–synchronise, SC'19 §3.3–3.4).
+//!
+//! A [`ScanTable`] cuts the vertices into chunks whose topology (offsets,
+//! neighbours and weights of both directions) is about
+//! [`crate::cache::chunk_bytes`] each: a chunk and the job state it touches
+//! fit in the last-level cache. One superstep of *all* running tasks is one
+//! pass over the chunks in a common order ([`step_all`]): the threads take
+//! chunks (rayon, in table order), and every task active in a chunk
+//! processes it before the thread moves on, so the chunk comes from memory
+//! once for all of them. A task whose frontier has no vertex in a chunk
+//! skips it (sparse steps: the sorted frontier is split by the chunk table,
+//! GraphM's per-job active bitmaps against the chunk table); dense steps
+//! visit every chunk. Tasks at different supersteps (a BFS at depth 1 beside
+//! one at depth 6) share the same pass; a task that arrives joins at the
+//! next pass.
+//!
+//! Tasks are [`ScanTask`]s. [`ProgramTask`] runs any engine
+//! [`VertexProgram`] unchanged (its [`Driver`] replays the engine's driver
+//! loop, one superstep per pass) through the engine's own per-vertex
+//! kernels [`dense_vertex`] and [`sparse_vertex`]; the fused multi-lane
+//! tasks live in [`crate::lanes`].
+//!
+//! **Counting.** Each pass adds the bytes of topology it reads to
+//! [`ScanCounters::topology_bytes_read`]: for every chunk, the slice of the
+//! in-edge arrays (offsets, neighbours, weights when a task reads them) once
+//! if any task pulls it, and for pushing tasks the out-edge lists of their
+//! active vertices, summed over tasks but capped at the chunk's slice (a
+//! line already in cache is not read again within the chunk). A whole-graph
+//! step (Afforest WCC) counts the whole topology once.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use plexus_engine::edge_map::{self, Mode};
+use plexus_engine::program::{
+    dense_vertex, sparse_vertex, Active, Modes, StepOptions, VertexProgram,
+};
+use plexus_engine::subset::VertexSubset;
+use plexus_graph::{Graph, VertexId};
+use rayon::prelude::*;
+
+use crate::job::JobShared;
+use crate::output::{JobOutput, Values};
+
+/// Chunk starts are multiples of this (one bitmap word).
+pub const CHUNK_ALIGN: u64 = 64;
+
+/// One chunk of the shared scan: vertices `start..end` and their edge counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanChunk {
+    /// First vertex (a multiple of [`CHUNK_ALIGN`]).
+    pub start: VertexId,
+    /// One past the last vertex.
+    pub end: VertexId,
+    /// Out-edges of the chunk's vertices.
+    pub out_edges: u64,
+    /// In-edges of the chunk's vertices.
+    pub in_edges: u64,
+}
+
+impl ScanChunk {
+    /// The chunk's vertices.
+    pub fn vertices(&self) -> std::ops::Range<VertexId> {
+        self.start..self.end
+    }
+}
+
+/// The shared scan's chunk table: contiguous, 64-aligned chunks covering
+/// `0..n` in order, each holding about `target_bytes` of topology.
+#[derive(Clone, Debug)]
+pub struct ScanTable {
+    chunks: Vec<ScanChunk>,
+    target_bytes: u64,
+}
+
+/// Bytes of one direction's arrays for vertices `s..e`.
+fn slice_bytes(offsets: &[u64], s: usize, e: usize, weighted: bool) -> u64 {
+    let edges = offsets[e] - offsets[s];
+    8 * (e - s) as u64 + edges * (4 + if weighted { 8 } else { 0 })
+}
+
+/// Bytes of topology (both directions when directed) of vertices `s..e`.
+fn range_bytes(g: &Graph, s: usize, e: usize) -> u64 {
+    let w = g.is_weighted();
+    let mut b = slice_bytes(g.out().offsets(), s, e, w);
+    if g.is_directed() {
+        b += slice_bytes(g.inc().offsets(), s, e, w);
+    }
+    b
+}
+
+impl ScanTable {
+    /// Cuts `g` into chunks of at most `target_bytes` of topology (a chunk
+    /// holds at least 64 vertices), and into at least `min_chunks` chunks
+    /// when the graph has enough vertices, so every thread has work.
+    pub fn build(g: &Graph, target_bytes: u64, min_chunks: usize) -> Self {
+        let n = g.num_vertices();
+        let total = range_bytes(g, 0, n);
+        let target = target_bytes
+            .min(total.div_ceil(min_chunks.max(1) as u64))
+            .max(1);
+        let oo = g.out().offsets();
+        let io = g.inc().offsets();
+        let mut chunks = Vec::new();
+        let a = CHUNK_ALIGN as usize;
+        let mut s = 0usize;
+        while s < n {
+            // Largest k ≥ 1 with range_bytes(s, min(s + 64k, n)) ≤ target.
+            let kmax = (n - s).div_ceil(a);
+            let (mut lo, mut hi) = (1usize, kmax);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if range_bytes(g, s, (s + mid * a).min(n)) <= target {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            let e = (s + lo * a).min(n);
+            chunks.push(ScanChunk {
+                start: s as VertexId,
+                end: e as VertexId,
+                out_edges: oo[e] - oo[s],
+                in_edges: io[e] - io[s],
+            });
+            s = e;
+        }
+        ScanTable {
+            chunks,
+            target_bytes: target,
+        }
+    }
+
+    /// The chunks, in scan order.
+    pub fn chunks(&self) -> &[ScanChunk] {
+        &self.chunks
+    }
+
+    /// The topology bytes each chunk was sized to.
+    pub fn target_bytes(&self) -> u64 {
+        self.target_bytes
+    }
+
+    /// Cuts a sorted id list by chunk: chunk `i` holds
+    /// `ids[bounds[i]..bounds[i + 1]]`.
+    pub fn split_sorted(&self, ids: &[VertexId]) -> Vec<usize> {
+        let mut bounds = Vec::with_capacity(self.chunks.len() + 1);
+        bounds.push(0);
+        for c in &self.chunks {
+            let from = *bounds.last().unwrap_or(&0);
+            bounds.push(from + ids[from..].partition_point(|&v| v < c.end));
+        }
+        bounds
+    }
+}
+
+/// What a task does in the coming superstep.
+#[derive(Debug)]
+pub enum Plan {
+    /// The task has finished (its jobs have their results or errors).
+    Done,
+    /// One superstep over the chunks.
+    Chunks(ChunkPlan),
+    /// One step over the whole graph outside the chunk scan (a kernel that
+    /// is not chunked, like Afforest); it reads about `bytes` of topology.
+    Whole { bytes: u64 },
+}
+
+/// A chunked superstep.
+#[derive(Debug)]
+pub struct ChunkPlan {
+    /// Dense: every chunk, pulling into its vertices; sparse: the chunks
+    /// holding active vertices, pushing from them.
+    pub mode: Mode,
+    /// Also traverse edges backwards (push along in-edges, pull over out-edges).
+    pub symmetric: bool,
+    /// The task reads edge weights.
+    pub weights: bool,
+    /// Sparse: the active vertices, sorted ascending and distinct.
+    pub active: Vec<VertexId>,
+}
+
+/// A unit of work in the shared scan: one job, or several fused into lanes.
+///
+/// The executor calls [`ScanTask::plan`] at each superstep boundary (with
+/// `&mut self`), then [`ScanTask::run_chunk`] for each chunk the plan
+/// touches (with `&self`, concurrently for different chunks), then
+/// [`ScanTask::end_step`] with the vertices activated, concatenated in chunk
+/// order. A task delivers each job's result through its [`JobShared`] when
+/// that job finishes.
+pub trait ScanTask: Send + Sync {
+    /// Prepares the next superstep (admits nothing, drops cancelled lanes,
+    /// delivers finished ones).
+    fn plan(&mut self, g: &Graph) -> Plan;
+    /// Processes one chunk: `active` is the chunk's part of a sparse plan's
+    /// frontier (empty for dense plans). Activated vertices go to `out`.
+    fn run_chunk(&self, g: &Graph, chunk: &ScanChunk, active: &[VertexId], out: &mut Vec<VertexId>);
+    /// Runs a [`Plan::Whole`] step.
+    fn run_whole(&mut self, _g: &Graph) {}
+    /// Takes the vertices activated by the superstep (chunk order; a sparse
+    /// step may list a vertex more than once).
+    fn end_step(&mut self, g: &Graph, activated: Vec<VertexId>);
+    /// Whether every job of the task has been cancelled (its chunks are skipped).
+    fn cancelled(&self) -> bool;
+    /// The jobs still running in the task.
+    fn jobs(&self) -> Vec<Arc<JobShared>>;
+    /// Bytes of per-vertex state the task holds.
+    fn state_bytes(&self) -> u64;
+    /// Takes `job` as a new lane at a superstep boundary, if the task fuses
+    /// jobs of its kind and has room; `false` otherwise (the default).
+    fn join(&mut self, _g: &Graph, _job: &Arc<JobShared>) -> bool {
+        false
+    }
+}
+
+/// Counters of the executor, shared by every pass of a manager.
+#[derive(Debug, Default)]
+pub struct ScanCounters {
+    /// Bytes of topology read (see the module docs for what counts).
+    pub topology_bytes_read: AtomicU64,
+    /// Passes run (supersteps of the whole set of tasks).
+    pub passes: AtomicU64,
+    /// Chunks visited, summed over passes.
+    pub chunk_visits: AtomicU64,
+    /// (task, chunk) pairs processed, summed over passes.
+    pub task_chunks: AtomicU64,
+}
+
+/// What became of a task after a superstep.
+pub enum Outcome {
+    /// It runs on.
+    Running(Box<dyn ScanTask>),
+    /// It has finished; its jobs have their results.
+    Finished,
+    /// A kernel panicked: the message and the task's jobs.
+    Panicked(String, Vec<Arc<JobShared>>),
+}
+
+thread_local! {
+    static GUARDED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the current thread is inside a kernel call the executor guards
+/// (a panic there fails only its task). Panic hooks use this to stay quiet.
+pub fn in_guarded_kernel() -> bool {
+    GUARDED.with(|g| g.get() > 0)
+}
+
+/// Runs `f`, catching a panic as its message.
+pub(crate) fn guarded<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    GUARDED.with(|g| g.set(g.get() + 1));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    r.map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into())
+    })
+}
+
+fn panic_message(task: &dyn ScanTask, msg: String) -> Outcome {
+    Outcome::Panicked(format!("panic in kernel: {msg}"), task.jobs())
+}
+
+/// Runs one superstep of every task in `tasks` as one pass over `table`'s
+/// chunks, and returns what became of each task (in order).
+pub fn step_all(
+    g: &Graph,
+    table: &ScanTable,
+    tasks: Vec<Box<dyn ScanTask>>,
+    counters: &ScanCounters,
+) -> Vec<Outcome> {
+    struct Prepared {
+        task: Box<dyn ScanTask>,
+        plan: Option<ChunkPlan>,
+        bounds: Vec<usize>,
+        failed: Mutex<Option<String>>,
+        done: bool,
+    }
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(tasks.len());
+    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(tasks.len());
+    for mut task in tasks {
+        let planned = guarded(|| task.plan(g));
+        let mut p = Prepared {
+            task,
+            plan: None,
+            bounds: Vec::new(),
+            failed: Mutex::new(None),
+            done: false,
+        };
+        match planned {
+            Err(msg) => {
+                outcomes.push(Some(panic_message(p.task.as_ref(), msg)));
+                p.done = true;
+            }
+            Ok(Plan::Done) => {
+                outcomes.push(Some(Outcome::Finished));
+                p.done = true;
+            }
+            Ok(Plan::Whole { bytes }) => {
+                counters
+                    .topology_bytes_read
+                    .fetch_add(bytes, Ordering::Relaxed);
+                if let Err(msg) = guarded(|| p.task.run_whole(g)) {
+                    outcomes.push(Some(panic_message(p.task.as_ref(), msg)));
+                    p.done = true;
+                } else {
+                    outcomes.push(None);
+                }
+            }
+            Ok(Plan::Chunks(plan)) => {
+                if plan.mode == Mode::Sparse {
+                    p.bounds = table.split_sorted(&plan.active);
+                }
+                p.plan = Some(plan);
+                outcomes.push(None);
+            }
+        }
+        prepared.push(p);
+    }
+
+    let live: Vec<usize> = (0..prepared.len())
+        .filter(|&i| prepared[i].plan.is_some())
+        .collect();
+    if !live.is_empty() {
+        counters.passes.fetch_add(1, Ordering::Relaxed);
+        let out = g.out().offsets();
+        let inc = g.inc().offsets();
+        let weighted = g.is_weighted();
+        let directed = g.is_directed();
+        let prep = &prepared;
+        // Per chunk: each live task's activated vertices, and bytes read.
+        let per_chunk: Vec<(Vec<Vec<VertexId>>, u64, u64)> = table
+            .chunks()
+            .par_iter()
+            .enumerate()
+            .with_max_len(1)
+            .map(|(ci, chunk)| {
+                let mut outs: Vec<Vec<VertexId>> = vec![Vec::new(); live.len()];
+                let (s, e) = (chunk.start as usize, chunk.end as usize);
+                let (mut pull_in, mut pull_out, mut pull_w) = (false, false, false);
+                let mut push_bytes = 0u64;
+                let mut visits = 0u64;
+                for (k, &ti) in live.iter().enumerate() {
+                    let p = &prep[ti];
+                    let Some(plan) = &p.plan else { continue };
+                    if p.task.cancelled() || lock(&p.failed).is_some() {
+                        continue;
+                    }
+                    let active: &[VertexId] = match plan.mode {
+                        Mode::Dense => &[],
+                        Mode::Sparse => {
+                            let a = &plan.active[p.bounds[ci]..p.bounds[ci + 1]];
+                            if a.is_empty() {
+                                continue;
+                            }
+                            a
+                        }
+                    };
+                    visits += 1;
+                    match plan.mode {
+                        Mode::Dense => {
+                            pull_in = true;
+                            pull_out |= plan.symmetric && directed;
+                            pull_w |= plan.weights;
+                        }
+                        Mode::Sparse => {
+                            let per_edge = 4 + if plan.weights && weighted { 8 } else { 0 };
+                            for &u in active {
+                                let u = u as usize;
+                                push_bytes += 16 + per_edge * (out[u + 1] - out[u]);
+                                if plan.symmetric && directed {
+                                    push_bytes += 16 + per_edge * (inc[u + 1] - inc[u]);
+                                }
+                            }
+                        }
+                    }
+                    let task = p.task.as_ref();
+                    if let Err(msg) = guarded(|| task.run_chunk(g, chunk, active, &mut outs[k])) {
+                        let mut f = lock(&p.failed);
+                        if f.is_none() {
+                            *f = Some(msg);
+                        }
+                    }
+                }
+                // Bytes: pulled slices once; pushes capped by the chunk's slice.
+                let w = weighted && pull_w;
+                let mut bytes = 0;
+                let mut out_counted = false;
+                if pull_in {
+                    bytes += slice_bytes(inc, s, e, w);
+                    out_counted = !directed;
+                }
+                if pull_out {
+                    bytes += slice_bytes(out, s, e, w);
+                    out_counted = true;
+                }
+                if !out_counted && push_bytes > 0 {
+                    let cap = range_bytes(g, s, e);
+                    bytes += push_bytes.min(cap);
+                }
+                (outs, bytes, visits)
+            })
+            .collect();
+        let mut bytes = 0u64;
+        let mut visits = 0u64;
+        let mut merged: Vec<Vec<Vec<VertexId>>> = vec![Vec::new(); live.len()];
+        for (outs, b, v) in per_chunk {
+            bytes += b;
+            visits += v;
+            for (k, o) in outs.into_iter().enumerate() {
+                if !o.is_empty() {
+                    merged[k].push(o);
+                }
+            }
+        }
+        counters
+            .topology_bytes_read
+            .fetch_add(bytes, Ordering::Relaxed);
+        counters
+            .chunk_visits
+            .fetch_add(table.chunks().len() as u64, Ordering::Relaxed);
+        counters.task_chunks.fetch_add(visits, Ordering::Relaxed);
+        for (k, &ti) in live.iter().enumerate() {
+            let p = &mut prepared[ti];
+            if let Some(msg) = lock(&p.failed).take() {
+                outcomes[ti] = Some(panic_message(p.task.as_ref(), msg));
+                p.done = true;
+                continue;
+            }
+            let parts = std::mem::take(&mut merged[k]);
+            let activated = if parts.len() == 1 {
+                parts.into_iter().next().unwrap_or_default()
+            } else {
+                parts.concat()
+            };
+            let task = &mut p.task;
+            if let Err(msg) = guarded(|| task.end_step(g, activated)) {
+                outcomes[ti] = Some(panic_message(p.task.as_ref(), msg));
+                p.done = true;
+            }
+        }
+    }
+    prepared
+        .into_iter()
+        .zip(outcomes)
+        .map(|(p, o)| match o {
+            Some(o) => o,
+            None => {
+                debug_assert!(!p.done);
+                Outcome::Running(p.task)
+            }
+        })
+        .collect()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The driver loop of one algorithm around an engine [`VertexProgram`],
+/// turned inside out: the executor asks for each superstep's frontier and
+/// hands back the activated vertices, so one pass can serve many drivers.
+pub trait Driver: Send + Sync {
+    /// The vertex program.
+    type P: VertexProgram + Send;
+    /// The program, for the executor's kernels.
+    fn program(&self) -> &Self::P;
+    /// Options of every superstep (symmetric traversal, push/pull threshold).
+    fn options(&self) -> StepOptions {
+        StepOptions::default()
+    }
+    /// Whether the program reads edge weights.
+    fn weights(&self) -> bool {
+        false
+    }
+    /// The frontier of the next superstep (driver logic between supersteps
+    /// runs here), or `None` when the algorithm has finished.
+    fn next_frontier(&mut self, g: &Graph) -> Option<VertexSubset>;
+    /// The vertices a superstep activated.
+    fn activated(&mut self, g: &Graph, next: VertexSubset);
+    /// The result (called once, after `next_frontier` returned `None`).
+    fn output(&mut self, g: &Graph) -> Values;
+    /// Bytes of per-vertex state held.
+    fn state_bytes(&self) -> u64;
+}
+
+/// One job running an engine vertex program in the shared scan.
+pub struct ProgramTask<D: Driver> {
+    driver: D,
+    job: Arc<JobShared>,
+    mode: Mode,
+    symmetric: bool,
+    /// The dense frontier of the current superstep (`None`: all vertices).
+    bits: Option<Vec<u64>>,
+}
+
+impl<D: Driver> ProgramTask<D> {
+    /// A task running `driver` for `job`.
+    pub(crate) fn new(driver: D, job: Arc<JobShared>) -> Self {
+        job.set_state_bytes(driver.state_bytes());
+        ProgramTask {
+            driver,
+            job,
+            mode: Mode::Sparse,
+            symmetric: false,
+            bits: None,
+        }
+    }
+}
+
+impl<D: Driver> ScanTask for ProgramTask<D> {
+    fn plan(&mut self, g: &Graph) -> Plan {
+        if let Some(e) = self.job.stop_reason() {
+            self.job.finish(Err(e));
+            return Plan::Done;
+        }
+        self.job.mark_running();
+        let Some(frontier) = self.driver.next_frontier(g) else {
+            let values = self.driver.output(g);
+            self.job.finish(Ok(JobOutput {
+                snapshot: Arc::clone(&self.job.snapshot),
+                values,
+            }));
+            return Plan::Done;
+        };
+        let opts = self.driver.options();
+        self.symmetric = opts.symmetric && g.is_directed();
+        self.mode = match D::P::MODES {
+            Modes::SparseOnly => Mode::Sparse,
+            Modes::DenseOnly => Mode::Dense,
+            Modes::Both => edge_map::decide(g, &frontier, &opts),
+        };
+        let n = g.num_vertices();
+        let edges = match self.mode {
+            Mode::Dense => g.num_arcs(),
+            Mode::Sparse => frontier.out_degree_sum(g),
+        };
+        self.job.record_step(frontier.len() as u64, edges);
+        let active = match self.mode {
+            Mode::Dense => {
+                self.bits = if frontier.len() == n {
+                    None
+                } else {
+                    Some(match frontier.as_bitmap() {
+                        Some(w) => w.to_vec(),
+                        None => frontier.to_dense().as_bitmap().unwrap_or(&[]).to_vec(),
+                    })
+                };
+                Vec::new()
+            }
+            Mode::Sparse => frontier.to_sorted_vec(),
+        };
+        Plan::Chunks(ChunkPlan {
+            mode: self.mode,
+            symmetric: self.symmetric,
+            weights: self.driver.weights(),
+            active,
+        })
+    }
+
+    fn run_chunk(
+        &self,
+        g: &Graph,
+        chunk: &ScanChunk,
+        active: &[VertexId],
+        out: &mut Vec<VertexId>,
+    ) {
+        self.job.maybe_fault();
+        let p = self.driver.program();
+        match self.mode {
+            Mode::Dense => {
+                let act = match &self.bits {
+                    None => Active::All,
+                    Some(w) => Active::Bitmap(w),
+                };
+                for v in chunk.vertices() {
+                    if dense_vertex(g, p, v, act, self.symmetric) {
+                        out.push(v);
+                    }
+                }
+            }
+            Mode::Sparse => {
+                for &u in active {
+                    sparse_vertex(g, p, u, self.symmetric, out);
+                }
+            }
+        }
+    }
+
+    fn end_step(&mut self, g: &Graph, activated: Vec<VertexId>) {
+        let n = g.num_vertices();
+        // Dense output is ascending and distinct; sparse output may repeat
+        // a vertex when the program's slots allow it (law 6): the engine's
+        // drivers deduplicate, as they do after the in-memory executor.
+        let next = VertexSubset::from_distinct_ids(n, activated);
+        self.bits = None;
+        self.driver.activated(g, next);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.job.cancel_requested()
+    }
+
+    fn jobs(&self) -> Vec<Arc<JobShared>> {
+        vec![Arc::clone(&self.job)]
+    }
+
+    fn state_bytes(&self) -> u64 {
+        self.driver.state_bytes()
+    }
+}

@@ -1,0 +1,257 @@
+//! What a job asks for: an algorithm, its parameters (vertex ids external,
+//! as the user writes them), an optional deadline, and the checks and
+//! resolution done at submission.
+use std::time::Duration;
+
+use plexus_engine::algo::{cdlp, pagerank};
+use plexus_graph::{Graph, VertexId, Weight};
+use rayon::prelude::*;
+
+use crate::error::JobError;
+
+/// An algorithm with its parameters. Vertex ids are external ids (text).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Algorithm {
+    /// Breadth-first search from `source`.
+    Bfs { source: String },
+    /// Single-source shortest paths (delta-stepping) from `source`; needs weights.
+    Sssp {
+        source: String,
+        /// Bucket width; `None`: the mean edge weight (as `plexus run sssp`).
+        delta: Option<f64>,
+    },
+    /// PageRank, personalised when `personalization` names sources.
+    PageRank {
+        /// Damping `d` in `[0, 1)`.
+        damping: f64,
+        /// A fixed iteration count, or `None` to stop by tolerance.
+        iterations: Option<usize>,
+        /// Stop when the L1 change is below `|V| · tolerance`.
+        tolerance: f64,
+        /// Most iterations when stopping by tolerance.
+        max_iterations: usize,
+        /// Teleport sources (external ids), or `None` for uniform.
+        personalization: Option<Vec<String>>,
+    },
+    /// Weakly connected components (labels: smallest internal id).
+    Wcc,
+    /// Community detection by label propagation (Graphalytics CDLP).
+    Cdlp { iterations: usize },
+}
+
+impl Algorithm {
+    /// PageRank with the engine's defaults and damping `d`.
+    pub fn pagerank(damping: f64) -> Self {
+        Algorithm::PageRank {
+            damping,
+            iterations: None,
+            tolerance: pagerank::DEFAULT_TOLERANCE,
+            max_iterations: pagerank::DEFAULT_MAX_ITERATIONS,
+            personalization: None,
+        }
+    }
+
+    /// CDLP with the engine's default iteration count.
+    pub fn cdlp() -> Self {
+        Algorithm::Cdlp {
+            iterations: cdlp::DEFAULT_ITERATIONS,
+        }
+    }
+
+    /// The algorithm's short name (`bfs`, `sssp`, `pagerank`, `wcc`, `cdlp`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Algorithm::Bfs { .. } => "bfs",
+            Algorithm::Sssp { .. } => "sssp",
+            Algorithm::PageRank { .. } => "pagerank",
+            Algorithm::Wcc => "wcc",
+            Algorithm::Cdlp { .. } => "cdlp",
+        }
+    }
+}
+
+/// A deliberate fault, for testing that a failing job fails alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Panic inside the kernel (while processing a chunk) in this superstep (1-based).
+    PanicAtSuperstep(u64),
+}
+
+/// A job to submit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    /// A name for displays and errors (need not be unique).
+    pub name: String,
+    /// What to compute.
+    pub algorithm: Algorithm,
+    /// Stop the job (status failed, "deadline exceeded") when it has not
+    /// finished this long after submission.
+    pub deadline: Option<Duration>,
+    /// An injected fault (tests only; `None` in real use).
+    pub fault: Option<Fault>,
+}
+
+impl JobSpec {
+    /// A job named `name` running `algorithm`, no deadline, no fault.
+    pub fn new(name: impl Into<String>, algorithm: Algorithm) -> Self {
+        JobSpec {
+            name: name.into(),
+            algorithm,
+            deadline: None,
+            fault: None,
+        }
+    }
+}
+
+/// An algorithm with its parameters checked and vertex ids internal.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Resolved {
+    Bfs {
+        source: VertexId,
+    },
+    Sssp {
+        source: VertexId,
+        /// Bucket width, > 0.
+        delta: f64,
+    },
+    PageRank(pagerank::Config),
+    Wcc,
+    Cdlp {
+        iterations: usize,
+    },
+}
+
+fn vertex(g: &Graph, what: &str, id: &str) -> Result<VertexId, JobError> {
+    g.ids()
+        .lookup_str(id)
+        .ok_or_else(|| JobError::InvalidJob(format!("unknown {what} vertex '{id}'")))
+}
+
+/// Checks `alg` against `g` and resolves its vertex ids. The checks are the
+/// engine's (damping range, weights for sssp, ...), done before any state
+/// is allocated, so a bad job fails at once and alone.
+pub(crate) fn resolve(g: &Graph, alg: &Algorithm) -> Result<Resolved, JobError> {
+    if g.num_vertices() == 0 {
+        return Err(JobError::InvalidJob("the graph has no vertices".into()));
+    }
+    Ok(match alg {
+        Algorithm::Bfs { source } => Resolved::Bfs {
+            source: vertex(g, "source", source)?,
+        },
+        Algorithm::Sssp { source, delta } => {
+            let source = vertex(g, "source", source)?;
+            let delta = sssp_delta(g, *delta)?;
+            Resolved::Sssp { source, delta }
+        }
+        Algorithm::PageRank {
+            damping,
+            iterations,
+            tolerance,
+            max_iterations,
+            personalization,
+        } => {
+            if !(0.0..1.0).contains(damping) {
+                return Err(JobError::InvalidJob(format!(
+                    "damping must be in [0, 1), got {damping}"
+                )));
+            }
+            if !(*tolerance >= 0.0 && tolerance.is_finite()) {
+                return Err(JobError::InvalidJob(format!(
+                    "tolerance must be a finite number >= 0, got {tolerance}"
+                )));
+            }
+            let personalization = match personalization {
+                None => None,
+                Some(ids) if ids.is_empty() => {
+                    return Err(JobError::InvalidJob(
+                        "personalization needs at least one source vertex".into(),
+                    ))
+                }
+                Some(ids) => Some(
+                    ids.iter()
+                        .map(|s| vertex(g, "personalization", s))
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+            };
+            Resolved::PageRank(pagerank::Config {
+                damping: *damping,
+                iterations: *iterations,
+                tolerance: *tolerance,
+                max_iterations: *max_iterations,
+                personalization,
+            })
+        }
+        Algorithm::Wcc => Resolved::Wcc,
+        Algorithm::Cdlp { iterations } => Resolved::Cdlp {
+            iterations: *iterations,
+        },
+    })
+}
+
+/// The engine's SSSP checks and default bucket width: weights present, none
+/// negative or NaN; `Δ` given (finite, > 0) or the mean finite weight (1.0
+/// when that is 0 or undefined). Same arithmetic as `plexus run sssp`, so
+/// the shared-scan driver buckets exactly as the engine does.
+fn sssp_delta(g: &Graph, delta: Option<f64>) -> Result<f64, JobError> {
+    let Some(weights) = g.out().weight_array() else {
+        return Err(JobError::InvalidJob(
+            "sssp needs edge weights; import with --weighted".into(),
+        ));
+    };
+    const BLOCK: usize = 1 << 14;
+    let blocks: Vec<(bool, f64, u64)> = weights
+        .par_chunks(BLOCK)
+        .map(|ws: &[Weight]| {
+            let bad = ws.iter().any(|w| w.is_nan() || *w < 0.0);
+            let (mut sum, mut count) = (0.0, 0u64);
+            for &w in ws {
+                if w.is_finite() {
+                    sum += w;
+                    count += 1;
+                }
+            }
+            (bad, sum, count)
+        })
+        .collect();
+    if blocks.iter().any(|b| b.0) {
+        return Err(JobError::InvalidJob(
+            "sssp needs weights >= 0 and not NaN; the graph has a negative or NaN weight".into(),
+        ));
+    }
+    match delta {
+        Some(d) if d > 0.0 && d.is_finite() => Ok(d),
+        Some(d) => Err(JobError::InvalidJob(format!(
+            "delta must be a finite number > 0, got {d}"
+        ))),
+        None => {
+            let sum: f64 = blocks.iter().map(|b| b.1).sum();
+            let count: u64 = blocks.iter().map(|b| b.2).sum();
+            let mean = sum / count.max(1) as f64;
+            Ok(if mean > 0.0 && mean.is_finite() {
+                mean
+            } else {
+                1.0
+            })
+        }
+    }
+}
+
+/// Bytes of per-vertex state a job of this kind allocates on `g` when it
+/// runs alone (arrays of `n` entries, frontiers at their dense size). The
+/// manager refuses a job whose state exceeds its memory budget.
+pub(crate) fn state_bytes(g: &Graph, r: &Resolved) -> u64 {
+    let n = g.num_vertices() as u64;
+    let bitmap = n.div_ceil(64) * 8;
+    match r {
+        // parent + depth (u32 each), frontier (dense bitmap or id list).
+        Resolved::Bfs { .. } => 8 * n + 4 * n,
+        // dist (f64), frontier ids, bucket lists, parents at the end.
+        Resolved::Sssp { .. } => 8 * n + 4 * n + 4 * n + 4 * n,
+        // rank, contrib, next (f64 each).
+        Resolved::PageRank(_) => 24 * n + bitmap,
+        // union-find parents and labels.
+        Resolved::Wcc => 8 * n,
+        // label, next, plus per-thread buffers.
+        Resolved::Cdlp { .. } => 8 * n,
+    }
+}
