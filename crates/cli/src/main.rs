@@ -7,10 +7,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod batch;
 mod demo;
 mod fmt;
 mod graph_cmds;
 mod probe;
+mod mix;
 mod progress;
 mod run;
 
@@ -58,6 +60,10 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Measure the machine's memory bandwidth (STREAM copy, scale, add, triad) and store it.
     Probe(probe::ProbeArgs),
+    /// Run a job mix (JOBS.toml) one after another, side by side, or through one shared scan.
+    Batch(batch::BatchArgs),
+    /// Write a random job mix (JOBS.toml) for a stored graph to stdout.
+    Mix(mix::MixArgs),
 }
 
 fn main() -> ExitCode {
@@ -134,5 +140,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => run::run(&ctx, a),
         Command::Demo(a) => demo::demo(&ctx, a),
         Command::Probe(a) => probe::probe(&ctx, a),
+        Command::Batch(a) => batch::batch(&ctx, cli.threads, a),
+        Command::Mix(a) => mix::mix(&ctx, a),
     }
 }

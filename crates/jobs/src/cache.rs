@@ -120,33 +120,37 @@ fn chase_ns(bytes: usize, steps: usize, seed: u64) -> f64 {
     ns
 }
 
-/// Measures load latency for buffers from 256 KiB to `max_bytes` (doubling)
-/// and returns the largest size still clearly faster than memory: latency
-/// below the midpoint between the smallest and the largest size's latency
-/// (log scale). Takes about a quarter of a second for `max_bytes` = 64 MiB.
-pub fn measure_llc_bytes(max_bytes: u64) -> Option<u64> {
-    let mut sizes = vec![];
+/// Load latency (ns per dependent load) for buffers from 256 KiB to
+/// `max_bytes`, doubling.
+pub fn latency_curve(max_bytes: u64) -> Vec<(u64, f64)> {
+    let mut out = vec![];
     let mut s: u64 = 256 << 10;
     while s <= max_bytes {
-        sizes.push(s);
+        // The faster of two runs: other load on the machine only slows one down.
+        let ns = chase_ns(s as usize, 200_000, s).min(chase_ns(s as usize, 200_000, s + 1));
+        out.push((s, ns));
         s *= 2;
     }
-    if sizes.len() < 3 {
+    out
+}
+
+/// The largest buffer of a latency curve that is still clearly faster than
+/// memory: latency at most half way (arithmetic) between the fastest and
+/// the slowest size. `None` when the curve is too short or flat (no memory
+/// latency reached).
+pub fn llc_from_curve(curve: &[(u64, f64)]) -> Option<u64> {
+    if curve.len() < 3 {
         return None;
     }
-    let lat: Vec<f64> = sizes
-        .iter()
-        .map(|&b| chase_ns(b as usize, 400_000, b))
-        .collect();
-    let (lo, hi) = (lat[0], lat[lat.len() - 1]);
+    let lo = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
+    let hi = curve.iter().map(|c| c.1).fold(0.0, f64::max);
     if hi < 2.0 * lo {
-        // Latency never climbed: everything tested fits in cache.
-        return sizes.last().copied();
+        return None;
     }
-    let mid = (lo * hi).sqrt();
+    let mid = (lo + hi) / 2.0;
     let mut best = None;
-    for (i, &b) in sizes.iter().enumerate() {
-        if lat[i] <= mid {
+    for &(b, ns) in curve {
+        if ns <= mid {
             best = Some(b);
         } else {
             break;
@@ -155,8 +159,15 @@ pub fn measure_llc_bytes(max_bytes: u64) -> Option<u64> {
     best
 }
 
+/// Measures the LLC by a pointer chase up to `max_bytes` (about 0.3 s for
+/// 64 MiB; the buffer is freed afterwards).
+pub fn measure_llc_bytes(max_bytes: u64) -> Option<u64> {
+    llc_from_curve(&latency_curve(max_bytes))
+}
+
 /// The LLC to plan with: `override_bytes` if given; otherwise sysfs checked
-/// by a pointer chase up to 64 MiB (the smaller wins when they disagree).
+/// by a pointer chase up to 64 MiB (the measurement wins when it finds
+/// less than half of what sysfs claims).
 pub fn detect_llc(override_bytes: Option<u64>) -> Llc {
     if let Some(b) = override_bytes {
         return Llc {
@@ -233,5 +244,16 @@ mod tests {
         if let Some(b) = m {
             assert!((256 << 10..=8 << 20).contains(&b));
         }
+        // A curve with a cache plateau then memory latency.
+        let curve = [
+            (1, 2.0),
+            (2, 2.5),
+            (4, 20.0),
+            (8, 30.0),
+            (16, 90.0),
+            (32, 100.0),
+        ];
+        assert_eq!(llc_from_curve(&curve), Some(8));
+        assert_eq!(llc_from_curve(&[(1, 2.0), (2, 2.1), (4, 2.2)]), None);
     }
 }

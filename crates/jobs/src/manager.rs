@@ -148,7 +148,7 @@ pub struct JobManager {
 
 impl JobManager {
     /// A manager with its own thread pool; detects the LLC now (about a
-    /// quarter of a second) unless `cfg.llc_bytes` is given.
+    /// third of a second) unless `cfg.llc_bytes` is given.
     pub fn new(cfg: ManagerConfig) -> Result<Self, JobError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.threads)

@@ -29,6 +29,13 @@ pub fn rss_bytes() -> Option<u64> {
     proc_field("/proc/self/status", "VmRSS")
 }
 
+/// Resets the peak resident set to the current one (Linux: writes `5` to
+/// `/proc/self/clear_refs`), so that a measurement starts after setup such
+/// as the LLC probe. Returns whether it worked.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,602 @@
+//! `plexus batch JOBS.toml`: runs a job mix through the job manager one
+//! after another (S), side by side (C) or through the shared scan (M), with
+//! a live display, per-job summaries and the run's figures (throughput,
+//! latency percentiles, peak RSS, topology bytes read).
+//!
+//! JOBS.toml:
+//!
+//! ```toml
+//! graph = "kron16"            # default graph of the jobs
+//!
+//! [[job]]
+//! name = "pr-1"               # optional
+//! algorithm = "pagerank"      # bfs, sssp, pagerank, ppr, wcc, cdlp
+//! damping = 0.63
+//! iterations = 20
+//! at = 0.5                    # submitted 0.5 s after the start (default 0)
+//!
+//! [[job]]
+//! algorithm = "bfs"
+//! source = 17                 # external id (integer or string)
+//! deadline_seconds = 10
+//! ```
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use clap::Args;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use plexus_engine::algo::{cdlp, pagerank};
+use plexus_jobs::manager::ManagerStats;
+use plexus_jobs::{
+    Algorithm, Catalog, ExecMode, JobHandle, JobManager, JobSpec, JobState, JobStatus,
+    ManagerConfig, Snapshot,
+};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::graph_cmds::Ctx;
+
+#[derive(Args, Debug)]
+pub struct BatchArgs {
+    /// The job mix (TOML; `plexus mix` writes one).
+    pub jobs: PathBuf,
+    /// sequential (S): one job after another; independent (C): all at once,
+    /// each its own traversal; shared (M): one shared scan, fused lanes.
+    #[arg(long, default_value = "shared")]
+    pub mode: ExecMode,
+    /// Print the run as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Last-level cache size to size chunks with (bytes, or with K/M/G);
+    /// default: detected (sysfs, checked by a pointer chase).
+    #[arg(long)]
+    pub llc: Option<String>,
+    /// Memory the jobs' state may use (bytes, or with K/M/G); default: MemAvailable.
+    #[arg(long)]
+    pub memory_limit: Option<String>,
+    /// In shared mode, do not fuse jobs of one algorithm into lanes.
+    #[arg(long)]
+    pub no_fuse: bool,
+    /// Write each finished job's per-vertex result to DIR/NAME.csv (external ids).
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobsFile {
+    graph: Option<String>,
+    #[serde(default)]
+    job: Vec<toml::Spanned<JobEntry>>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum IdValue {
+    Int(i64),
+    Str(String),
+}
+
+impl IdValue {
+    fn text(&self) -> String {
+        match self {
+            IdValue::Int(x) => x.to_string(),
+            IdValue::Str(s) => s.clone(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobEntry {
+    algorithm: String,
+    name: Option<String>,
+    graph: Option<String>,
+    source: Option<IdValue>,
+    damping: Option<f64>,
+    iterations: Option<usize>,
+    tolerance: Option<f64>,
+    max_iterations: Option<usize>,
+    personalization: Option<Vec<IdValue>>,
+    delta: Option<f64>,
+    deadline_seconds: Option<f64>,
+    at: Option<f64>,
+}
+
+/// One job of the file, checked.
+struct Planned {
+    spec: JobSpec,
+    graph: String,
+    at: f64,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Parses `text` (the contents of `path`) into jobs; errors name the line.
+fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>> {
+    let file: JobsFile = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+        let msg = e.message().trim().replace('\n', " ");
+        anyhow!("{path}:{line}: {msg}")
+    })?;
+    if file.job.is_empty() {
+        bail!("{path}: no [[job]] tables");
+    }
+    let mut out = Vec::with_capacity(file.job.len());
+    for (i, sp) in file.job.iter().enumerate() {
+        let line = line_of(text, sp.span().start);
+        let e = sp.get_ref();
+        let fail = |msg: String| anyhow!("{path}:{line}: {msg}");
+        let alg = e.algorithm.as_str();
+        let name = e.name.clone().unwrap_or_else(|| format!("{alg}-{}", i + 1));
+        let graph = e
+            .graph
+            .clone()
+            .or_else(|| file.graph.clone())
+            .ok_or_else(|| fail("no graph: set `graph` at the top or in the job".into()))?;
+        // Fields that apply to each algorithm; anything else is a mistake.
+        let allowed: &[&str] = match alg {
+            "bfs" => &["source"],
+            "sssp" => &["source", "delta"],
+            "pagerank" | "pr" => &[
+                "damping",
+                "iterations",
+                "tolerance",
+                "max_iterations",
+                "personalization",
+            ],
+            "ppr" => &[
+                "source",
+                "damping",
+                "iterations",
+                "tolerance",
+                "max_iterations",
+                "personalization",
+            ],
+            "wcc" => &[],
+            "cdlp" => &["iterations"],
+            _ => {
+                return Err(fail(format!(
+                    "unknown algorithm '{alg}' (expected bfs, sssp, pagerank, ppr, wcc or cdlp)"
+                )))
+            }
+        };
+        let given = [
+            ("source", e.source.is_some()),
+            ("damping", e.damping.is_some()),
+            ("iterations", e.iterations.is_some()),
+            ("tolerance", e.tolerance.is_some()),
+            ("max_iterations", e.max_iterations.is_some()),
+            ("personalization", e.personalization.is_some()),
+            ("delta", e.delta.is_some()),
+        ];
+        if let Some((field, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
+            return Err(fail(format!("'{field}' does not apply to {alg}")));
+        }
+        let source = || {
+            e.source
+                .as_ref()
+                .map(IdValue::text)
+                .ok_or_else(|| fail(format!("{alg} needs a source vertex (`source = ...`)")))
+        };
+        let pr = |personalization: Option<Vec<String>>| Algorithm::PageRank {
+            damping: e.damping.unwrap_or(pagerank::DEFAULT_DAMPING),
+            iterations: e.iterations,
+            tolerance: e.tolerance.unwrap_or(pagerank::DEFAULT_TOLERANCE),
+            max_iterations: e.max_iterations.unwrap_or(pagerank::DEFAULT_MAX_ITERATIONS),
+            personalization,
+        };
+        let listed = e
+            .personalization
+            .as_ref()
+            .map(|p| p.iter().map(IdValue::text).collect::<Vec<_>>());
+        let algorithm = match alg {
+            "bfs" => Algorithm::Bfs { source: source()? },
+            "sssp" => Algorithm::Sssp {
+                source: source()?,
+                delta: e.delta,
+            },
+            "pagerank" | "pr" => pr(listed),
+            "ppr" => {
+                let mut p = vec![source()?];
+                p.extend(listed.unwrap_or_default());
+                pr(Some(p))
+            }
+            "wcc" => Algorithm::Wcc,
+            _ => Algorithm::Cdlp {
+                iterations: e.iterations.unwrap_or(cdlp::DEFAULT_ITERATIONS),
+            },
+        };
+        let at = e.at.unwrap_or(0.0);
+        if !(at >= 0.0 && at.is_finite()) {
+            return Err(fail(format!(
+                "'at' must be a number of seconds >= 0, got {at}"
+            )));
+        }
+        let deadline = match e.deadline_seconds {
+            None => None,
+            Some(d) if d > 0.0 && d.is_finite() => Some(Duration::from_secs_f64(d)),
+            Some(d) => {
+                return Err(fail(format!(
+                    "'deadline_seconds' must be a positive number, got {d}"
+                )))
+            }
+        };
+        let mut spec = JobSpec::new(name, algorithm);
+        spec.deadline = deadline;
+        out.push(Planned { spec, graph, at });
+    }
+    Ok(out)
+}
+
+/// Parses `123`, `64K`, `32M`, `1G` (binary multiples) as bytes.
+fn parse_bytes(what: &str, s: &str) -> anyhow::Result<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok((x * mult as f64) as u64),
+        _ => bail!("{what} must be a positive size such as 32M, got '{s}'"),
+    }
+}
+
+/// The nearest-rank percentile `p` (0–100) of `xs`.
+fn percentile(xs: &[f64], p: f64) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    Some(v[rank.min(v.len()) - 1])
+}
+
+/// The live display: one line per job, refreshed in place on a terminal;
+/// plain lines on state changes otherwise.
+struct Display {
+    multi: Option<MultiProgress>,
+    bars: HashMap<u64, ProgressBar>,
+    last: HashMap<u64, JobState>,
+    quiet: bool,
+}
+
+impl Display {
+    fn new(quiet: bool) -> Self {
+        let tty = !quiet && std::io::stderr().is_terminal();
+        Display {
+            multi: tty.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
+            bars: HashMap::new(),
+            last: HashMap::new(),
+            quiet,
+        }
+    }
+
+    fn line(s: &JobStatus) -> String {
+        let state = format!("{:?}", s.state).to_lowercase();
+        let tail = match s.state {
+            JobState::Running => format!(
+                "superstep {:>3}  active {:>10} vertices {:>12} edges",
+                s.superstep, s.active_vertices, s.active_edges
+            ),
+            JobState::Done | JobState::Cancelled => {
+                format!("{:.3} s", s.latency_seconds.unwrap_or(0.0))
+            }
+            JobState::Failed => s.error.clone().unwrap_or_default(),
+            JobState::Queued => String::new(),
+        };
+        format!("#{:<3} {:<14} {:<9} {}", s.id, s.name, state, tail)
+    }
+
+    fn update(&mut self, statuses: &[JobStatus]) {
+        if self.quiet {
+            return;
+        }
+        for s in statuses {
+            match &self.multi {
+                Some(m) => {
+                    let bar = self.bars.entry(s.id).or_insert_with(|| {
+                        let b = m.add(ProgressBar::new_spinner());
+                        b.set_style(
+                            ProgressStyle::with_template("{msg}")
+                                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                        );
+                        b
+                    });
+                    bar.set_message(Self::line(s));
+                    if s.state.is_terminal() && !bar.is_finished() {
+                        bar.finish();
+                    }
+                }
+                None => {
+                    if self.last.get(&s.id) != Some(&s.state) {
+                        self.last.insert(s.id, s.state);
+                        if s.state != JobState::Queued {
+                            eprintln!("{}", Self::line(s));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(m) = &self.multi {
+            let _ = m.clear();
+        }
+    }
+}
+
+pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
+    let path = a.jobs.display().to_string();
+    let text = std::fs::read_to_string(&a.jobs).with_context(|| format!("cannot read {path}"))?;
+    let planned = parse_jobs(&path, &text)?;
+    let llc = a
+        .llc
+        .as_deref()
+        .map(|s| parse_bytes("--llc", s))
+        .transpose()?;
+    let memory = a
+        .memory_limit
+        .as_deref()
+        .map(|s| parse_bytes("--memory-limit", s))
+        .transpose()?;
+    // Every graph once, as one snapshot all its jobs share.
+    let catalog = Catalog::new();
+    let mut snaps: HashMap<String, Arc<Snapshot>> = HashMap::new();
+    for p in &planned {
+        if !snaps.contains_key(&p.graph) {
+            let g = ctx
+                .data
+                .open(&p.graph)
+                .with_context(|| format!("{path}: cannot open graph '{}'", p.graph))?;
+            snaps.insert(p.graph.clone(), catalog.publish(&p.graph, g));
+        }
+    }
+    let mgr = JobManager::new(ManagerConfig {
+        mode: a.mode,
+        threads,
+        llc_bytes: llc,
+        memory_limit_bytes: memory,
+        fuse: !a.no_fuse,
+    })?;
+    // A panic inside a guarded kernel fails its job; keep the screen quiet
+    // about it (the job's status carries the message).
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !plexus_jobs::scan::in_guarded_kernel() {
+            prev(info);
+        }
+    }));
+    plexus_jobs::memory::reset_peak_rss();
+
+    let mut order: Vec<usize> = (0..planned.len()).collect();
+    order.sort_by(|&x, &y| planned[x].at.total_cmp(&planned[y].at));
+    let mut display = Display::new(ctx.quiet || a.json);
+    let start = Instant::now();
+    let mut handles: Vec<Option<JobHandle>> = vec![None; planned.len()];
+    let mut refused: Vec<Option<String>> = vec![None; planned.len()];
+    for &i in &order {
+        let p = &planned[i];
+        loop {
+            let wait = p.at - start.elapsed().as_secs_f64();
+            if wait <= 0.0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs_f64(wait.min(0.1)));
+            display.update(&mgr.statuses());
+        }
+        match mgr.submit(Arc::clone(&snaps[&p.graph]), p.spec.clone()) {
+            Ok(h) => handles[i] = Some(h),
+            Err(e) => refused[i] = Some(e.to_string()),
+        }
+    }
+    loop {
+        let st = mgr.statuses();
+        display.update(&st);
+        if st.iter().all(|s| s.state.is_terminal()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    mgr.wait_all();
+    let wall = start.elapsed().as_secs_f64();
+    display.update(&mgr.statuses());
+    display.finish();
+    let stats = mgr.stats();
+    mgr.shutdown();
+    let peak_rss = plexus_jobs::memory::peak_rss_bytes();
+
+    let mut jobs = Vec::new();
+    let mut latencies = Vec::new();
+    let mut failed = 0usize;
+    for (i, p) in planned.iter().enumerate() {
+        let mut j = json!({
+            "name": p.spec.name,
+            "algorithm": p.spec.algorithm.name(),
+            "graph": p.graph,
+            "submitted_at_seconds": p.at,
+        });
+        match (&handles[i], &refused[i]) {
+            (Some(h), _) => {
+                let s = h.status();
+                j["id"] = json!(s.id);
+                j["snapshot"] = json!(s.snapshot);
+                j["state"] = json!(s.state);
+                j["supersteps"] = json!(s.superstep);
+                j["latency_seconds"] = json!(s.latency_seconds);
+                j["run_seconds"] = json!(s.run_seconds);
+                if s.state == JobState::Done {
+                    if let Some(l) = s.latency_seconds {
+                        latencies.push(l);
+                    }
+                    if let Ok(out) = h.take_result() {
+                        j["summary"] = out.summary();
+                        if let Some(dir) = &a.out_dir {
+                            let file = dir.join(format!("{}.csv", p.spec.name));
+                            write_result(&file, &out)?;
+                            j["output"] = json!(file.display().to_string());
+                        }
+                    }
+                } else {
+                    failed += 1;
+                    j["error"] = json!(s.error);
+                }
+            }
+            (None, Some(e)) => {
+                failed += 1;
+                j["state"] = json!("refused");
+                j["error"] = json!(e);
+            }
+            (None, None) => {}
+        }
+        jobs.push(j);
+    }
+    let done = latencies.len();
+    let report = json!({
+        "mode": a.mode,
+        "jobs": jobs,
+        "jobs_done": done,
+        "jobs_failed": failed,
+        "wall_seconds": wall,
+        "throughput_jobs_per_hour": if wall > 0.0 { done as f64 * 3600.0 / wall } else { 0.0 },
+        "latency_p50_seconds": percentile(&latencies, 50.0),
+        "latency_p95_seconds": percentile(&latencies, 95.0),
+        "peak_rss_bytes": peak_rss,
+        "topology_bytes_read": stats.topology_bytes_read,
+        "topology_bytes": stats.topology_bytes,
+        "peak_job_state_bytes": stats.peak_job_state_bytes,
+        "memory_model_bytes": stats.topology_bytes + stats.peak_job_state_bytes,
+        "threads": mgr.threads(),
+        "passes": stats.passes,
+        "chunks": stats.chunks,
+        "chunk_target_bytes": stats.chunk_target_bytes,
+        "llc": stats.llc,
+    });
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report, &stats, planned.len());
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} jobs did not finish (see their errors above)",
+            planned.len()
+        );
+    }
+    Ok(())
+}
+
+/// Writes a job's result as CSV through a temporary file renamed on success.
+fn write_result(path: &std::path::Path, out: &plexus_jobs::JobOutput) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let tmp = path.with_extension("csv.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        out.write_csv(&mut w)?;
+        std::io::Write::flush(&mut w)?;
+        std::fs::rename(&tmp, path)
+    };
+    write().with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+}
+
+fn print_text(r: &Value, stats: &ManagerStats, n: usize) {
+    println!(
+        "{:<4} {:<16} {:<9} {:<9} {:>10} {:>10}  summary",
+        "id", "name", "algorithm", "state", "latency s", "run s"
+    );
+    if let Some(jobs) = r["jobs"].as_array() {
+        for j in jobs {
+            let f = |k: &str| j[k].as_f64().map_or("-".into(), |x| format!("{x:.3}"));
+            let detail = match j.get("summary") {
+                Some(s) => s.to_string(),
+                None => j["error"].as_str().unwrap_or("").to_string(),
+            };
+            println!(
+                "{:<4} {:<16} {:<9} {:<9} {:>10} {:>10}  {}",
+                j["id"].as_u64().map_or("-".into(), |x| x.to_string()),
+                j["name"].as_str().unwrap_or(""),
+                j["algorithm"].as_str().unwrap_or(""),
+                j["state"].as_str().unwrap_or(""),
+                f("latency_seconds"),
+                f("run_seconds"),
+                detail
+            );
+        }
+    }
+    let secs = |k: &str| r[k].as_f64().map_or("-".into(), |x| format!("{x:.3} s"));
+    println!(
+        "mode {}: {} of {n} jobs done in {} wall, {:.0} jobs/hour; latency p50 {}, p95 {}",
+        r["mode"].as_str().unwrap_or(""),
+        r["jobs_done"],
+        secs("wall_seconds"),
+        r["throughput_jobs_per_hour"].as_f64().unwrap_or(0.0),
+        secs("latency_p50_seconds"),
+        secs("latency_p95_seconds"),
+    );
+    println!(
+        "memory: peak RSS {}, topology {} + peak job state {} = {}; topology read {} in {} passes over {} chunks of ~{} (LLC {} from {:?})",
+        r["peak_rss_bytes"].as_u64().map_or("-".into(), mib),
+        mib(stats.topology_bytes),
+        mib(stats.peak_job_state_bytes),
+        mib(stats.topology_bytes + stats.peak_job_state_bytes),
+        mib(stats.topology_bytes_read),
+        stats.passes,
+        stats.chunks,
+        mib(stats.chunk_target_bytes),
+        mib(stats.llc.bytes),
+        stats.llc.source,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&xs, 50.0), Some(10.0));
+        assert_eq!(percentile(&xs, 95.0), Some(19.0));
+        assert_eq!(percentile(&[3.0], 95.0), Some(3.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_bytes("x", "32M").unwrap(), 32 << 20);
+        assert_eq!(parse_bytes("x", "1000").unwrap(), 1000);
+        assert!(parse_bytes("x", "-1").is_err());
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let text = "graph = \"g\"\n\n[[job]]\nalgorithm = \"bfs\"\nsource = 1\n\n[[job]]\nalgorithm = \"pagerank\"\ndampin = 0.5\n";
+        let e = parse_jobs("J.toml", text).err().unwrap().to_string();
+        assert!(e.starts_with("J.toml:9:"), "{e}");
+        let text = "graph = \"g\"\n[[job]]\nalgorithm = \"bfs\"\n";
+        let e = parse_jobs("J.toml", text).err().unwrap().to_string();
+        assert!(
+            e.starts_with("J.toml:2:") && e.contains("needs a source"),
+            "{e}"
+        );
+        let text = "[[job]]\nalgorithm = \"bfs\"\nsource = 1\ndamping = 0.5\n";
+        let e = parse_jobs("J.toml", text).err().unwrap().to_string();
+        assert!(e.contains("no graph"), "{e}");
+    }
+}

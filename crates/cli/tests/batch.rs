@@ -1,0 +1,277 @@
+//! `plexus mix` and `plexus batch` through the real binary: the mix file,
+//! the three modes giving the same results as `plexus run`, the JSON keys,
+//! failing jobs, and malformed JOBS.toml files (one line naming the line,
+//! exit 2).
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    /// A data directory with a weighted Kronecker graph `k` (scale 10) and
+    /// a small string-id graph `s`.
+    fn new() -> Env {
+        let env = Env {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        env.ok(&[
+            "generate",
+            "kron",
+            "--scale",
+            "10",
+            "--weighted",
+            "--name",
+            "k",
+        ]);
+        std::fs::write(env.path("s.csv"), "src,dst\na,b\nb,c\nc,a\nd,e\n").expect("write");
+        let s = env.path("s.csv");
+        env.ok(&[
+            "import",
+            s.to_str().unwrap_or(""),
+            "--name",
+            "s",
+            "--ids",
+            "string",
+            "--src-col",
+            "src",
+            "--dst-col",
+            "dst",
+        ]);
+        env
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_plexus"))
+            .args(args)
+            .arg("--data-dir")
+            .arg(self.path("data"))
+            .current_dir(self.dir.path())
+            .output()
+            .expect("run plexus")
+    }
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert!(
+            o.status.success(),
+            "plexus {args:?} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).to_string()
+    }
+    fn write(&self, name: &str, text: &str) -> String {
+        std::fs::write(self.path(name), text).expect("write");
+        self.path(name).to_str().unwrap_or("").to_string()
+    }
+    /// Runs a command that must fail with exit 2 and one `error:` line.
+    fn fails(&self, args: &[&str], needle: &str) {
+        let o = self.run(args);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "plexus {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "plexus {args:?} printed: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "plexus {args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn mix_writes_a_seeded_job_file_with_every_algorithm() {
+    let env = Env::new();
+    let a = env.ok(&["mix", "--graph", "k", "--jobs", "10", "--seed", "7"]);
+    let b = env.ok(&["mix", "--graph", "k", "--jobs", "10", "--seed", "7"]);
+    assert_eq!(a, b);
+    assert_eq!(a.matches("[[job]]").count(), 10);
+    for alg in ["pagerank", "bfs", "sssp", "wcc", "cdlp"] {
+        assert!(
+            a.contains(&format!("algorithm = \"{alg}\"")),
+            "{alg} missing:\n{a}"
+        );
+    }
+    let v: toml::Value = toml::from_str(&a).expect("valid TOML");
+    assert_eq!(v["graph"].as_str(), Some("k"));
+    // Poisson arrivals: times grow from 0.
+    let p = env.ok(&["mix", "--graph", "k", "--jobs", "6", "--poisson", "20"]);
+    let v: toml::Value = toml::from_str(&p).expect("valid TOML");
+    let ats: Vec<f64> = v["job"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| j["at"].as_float().expect("at"))
+        .collect();
+    assert_eq!(ats[0], 0.0);
+    assert!(ats.windows(2).all(|w| w[0] <= w[1]), "{ats:?}");
+    // An unweighted graph gets no SSSP.
+    let s = env.ok(&["mix", "--graph", "s", "--jobs", "5", "--algos", "bfs,sssp"]);
+    assert!(!s.contains("\"sssp\"") && s.contains("sssp left out"));
+}
+
+#[test]
+fn every_mode_reports_the_same_results_with_the_documented_json_keys() {
+    let env = Env::new();
+    let mix = env.ok(&["mix", "--graph", "k", "--jobs", "12", "--seed", "3"]);
+    let jobs = env.write("jobs.toml", &mix);
+    let mut summaries: Vec<Vec<Value>> = Vec::new();
+    for mode in ["sequential", "independent", "shared"] {
+        let out = env.ok(&["batch", &jobs, "--mode", mode, "--json", "--llc", "64K"]);
+        let r: Value = serde_json::from_str(&out).expect("json");
+        for key in [
+            "mode",
+            "jobs",
+            "wall_seconds",
+            "throughput_jobs_per_hour",
+            "latency_p50_seconds",
+            "latency_p95_seconds",
+            "peak_rss_bytes",
+            "topology_bytes_read",
+        ] {
+            assert!(r.get(key).is_some(), "{mode}: no key {key}");
+        }
+        assert_eq!(r["mode"], mode);
+        assert_eq!(r["jobs_done"], 12);
+        let jobs = r["jobs"].as_array().expect("jobs");
+        assert!(jobs
+            .iter()
+            .all(|j| j["state"] == "done" && j["latency_seconds"].is_number()));
+        summaries.push(jobs.iter().map(|j| j["summary"].clone()).collect());
+    }
+    assert_eq!(summaries[0], summaries[1]);
+    assert_eq!(summaries[0], summaries[2]);
+}
+
+#[test]
+fn batch_results_equal_plexus_run_in_external_ids() {
+    let env = Env::new();
+    let jobs = env.write(
+        "j.toml",
+        "graph = \"s\"\n[[job]]\nname = \"b\"\nalgorithm = \"bfs\"\nsource = \"b\"\n\n[[job]]\nname = \"w\"\nalgorithm = \"wcc\"\n\n[[job]]\nname = \"p\"\nalgorithm = \"pagerank\"\ndamping = 0.5\n",
+    );
+    env.ok(&["batch", &jobs, "--out-dir", "res", "--quiet"]);
+    env.ok(&["run", "wcc", "s", "--out", "wcc.csv"]);
+    env.ok(&[
+        "run",
+        "pagerank",
+        "s",
+        "--damping",
+        "0.5",
+        "--out",
+        "pr.csv",
+    ]);
+    let read = |p: &str| std::fs::read_to_string(env.path(p)).expect(p);
+    let bfs = read("res/b.csv");
+    assert!(bfs.starts_with("id,depth,parent\n"));
+    assert!(bfs.contains("\nb,0,b\n") && bfs.contains("\nc,1,b\n") && bfs.contains("\na,2,c\n"));
+    assert!(bfs.contains("\nd,,\n"));
+    assert_eq!(read("res/w.csv"), read("wcc.csv"));
+    let ranks = |t: String| -> Vec<f64> {
+        t.lines()
+            .skip(1)
+            .map(|l| {
+                l.split(',')
+                    .nth(1)
+                    .and_then(|x| x.parse().ok())
+                    .expect("rank")
+            })
+            .collect()
+    };
+    for (a, b) in ranks(read("res/p.csv")).iter().zip(ranks(read("pr.csv"))) {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn a_failing_job_fails_alone_and_the_batch_exits_2() {
+    let env = Env::new();
+    let jobs = env.write(
+        "j.toml",
+        "graph = \"k\"\n[[job]]\nalgorithm = \"bfs\"\nsource = 999999\n\n[[job]]\nalgorithm = \"wcc\"\n",
+    );
+    let o = env.run(&["batch", &jobs, "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let r: Value = serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).expect("json");
+    assert_eq!(r["jobs"][0]["state"], "failed");
+    assert!(r["jobs"][0]["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("unknown source vertex '999999'"));
+    assert_eq!(r["jobs"][1]["state"], "done");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error: 1 of 2 jobs did not finish"), "{err}");
+}
+
+#[test]
+fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
+    let env = Env::new();
+    let jobs = env.write(
+        "j.toml",
+        "graph = \"k\"\n[[job]]\nname = \"w1\"\nalgorithm = \"wcc\"\n",
+    );
+    let o = env.run(&["batch", &jobs]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines().any(|l| l.contains("w1") && l.contains("done")),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("mode shared: 1 of 1 jobs done"), "{out}");
+}
+
+#[test]
+fn malformed_job_files_name_the_line_and_exit_2() {
+    let env = Env::new();
+    let cases = [
+        (
+            "graph = \"k\"\n[[job]]\nalgorithm = \"bfs\"\nsorce = 1\n",
+            ":4:",
+            "unknown field",
+        ),
+        ("graph = \"k\"\n[[job]]\nalgorithm = bfs\n", ":3:", ""),
+        (
+            "graph = \"k\"\n\n[[job]]\nalgorithm = \"bfs\"\n",
+            ":3:",
+            "needs a source",
+        ),
+        (
+            "graph = \"k\"\n[[job]]\nalgorithm = \"bogus\"\n",
+            ":2:",
+            "unknown algorithm 'bogus'",
+        ),
+        (
+            "graph = \"k\"\n[[job]]\nalgorithm = \"wcc\"\ndamping = 0.5\n",
+            ":2:",
+            "does not apply to wcc",
+        ),
+        (
+            "graph = \"k\"\n[[job]]\nalgorithm = \"pagerank\"\niterations = -3\n",
+            ":4:",
+            "",
+        ),
+        (
+            "graph = \"nope\"\n[[job]]\nalgorithm = \"wcc\"\n",
+            "nope",
+            "cannot open graph",
+        ),
+        ("graph = \"k\"\n", "no [[job]]", ""),
+    ];
+    for (i, (text, at, what)) in cases.iter().enumerate() {
+        let f = env.write(&format!("bad{i}.toml"), text);
+        env.fails(&["batch", &f], at);
+        if !what.is_empty() {
+            env.fails(&["batch", &f], what);
+        }
+    }
+    env.fails(&["batch", "missing.toml"], "cannot read missing.toml");
+    let ok = env.write("ok.toml", "graph = \"k\"\n[[job]]\nalgorithm = \"wcc\"\n");
+    env.fails(&["batch", &ok, "--mode", "fast"], "unknown mode 'fast'");
+    env.fails(
+        &["batch", &ok, "--llc", "big"],
+        "--llc must be a positive size",
+    );
+}
