@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use plexus_engine::algo::pagerank;
 use plexus_engine::edge_map::Mode;
-use plexus_engine::program::{deterministic_sum, AtomicF64};
+use plexus_engine::program::AtomicF64;
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
@@ -192,6 +192,81 @@ impl PageRankLanes {
     }
 }
 
+/// Vertices per block of [`lane_sums`]: the engine's
+/// `program::deterministic_sum` block, so sums are bit-identical to it.
+const SUM_BLOCK: usize = 1024;
+
+/// `k` sums over the vertices `0..n` in one pass, each with exactly the
+/// arithmetic of the engine's `deterministic_sum` (fixed 1024-vertex
+/// blocks summed in vertex order from 0, then the block sums in block
+/// order): `add(v, acc)` adds vertex `v`'s terms to the `k` accumulators.
+fn lane_sums(n: usize, k: usize, add: impl Fn(usize, &mut [f64]) + Sync) -> Vec<f64> {
+    let blocks: Vec<Vec<f64>> = (0..n.div_ceil(SUM_BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let mut acc = vec![0.0f64; k];
+            for v in b * SUM_BLOCK..((b + 1) * SUM_BLOCK).min(n) {
+                add(v, &mut acc);
+            }
+            acc
+        })
+        .collect();
+    (0..k).map(|l| blocks.iter().map(|b| b[l]).sum()).collect()
+}
+
+impl PageRankLanes {
+    /// The dense step over `chunk` for exactly `K` lanes: per vertex, the
+    /// `K` sums over its in-edges in CSC order (one row of contributions per
+    /// in-neighbour), then each lane's update formula.
+    fn pull<const K: usize>(&self, g: &Graph, chunk: &ScanChunk) {
+        let inc = g.inc();
+        let contrib = &self.contrib[..];
+        for v in chunk.vertices() {
+            let mut acc = [0.0f64; K];
+            for &u in inc.neighbors(v) {
+                let row = &contrib[u as usize * K..u as usize * K + K];
+                for (a, c) in acc.iter_mut().zip(row) {
+                    *a += *c;
+                }
+            }
+            self.apply(v as usize, &acc);
+        }
+    }
+
+    /// [`PageRankLanes::pull`] for any width.
+    fn pull_any(&self, g: &Graph, chunk: &ScanChunk) {
+        let k = self.width();
+        let inc = g.inc();
+        let mut acc = vec![0.0f64; k];
+        for v in chunk.vertices() {
+            acc.iter_mut().for_each(|a| *a = 0.0);
+            for &u in inc.neighbors(v) {
+                let row = &self.contrib[u as usize * k..u as usize * k + k];
+                for (a, c) in acc.iter_mut().zip(row) {
+                    *a += *c;
+                }
+            }
+            self.apply(v as usize, &acc);
+        }
+    }
+
+    /// `PR'(v) = d·(sum + dangling·t(v)) + (1 − d)·t(v)` for every lane.
+    #[inline]
+    fn apply(&self, v: usize, sums: &[f64]) {
+        let k = sums.len();
+        for ((lane, &sum), next) in self
+            .lanes
+            .iter()
+            .zip(sums)
+            .zip(&self.next[v * k..v * k + k])
+        {
+            let t = lane.teleport.at(v);
+            let d = lane.cfg.damping;
+            next.store(d * (sum + lane.dangling * t) + (1.0 - d) * t);
+        }
+    }
+}
+
 impl ScanTask for PageRankLanes {
     fn plan(&mut self, g: &Graph) -> Plan {
         // Lanes that end here: cancelled, past their deadline, or finished.
@@ -238,15 +313,15 @@ impl ScanTask for PageRankLanes {
             }
         });
         self.contrib = contrib;
-        for l in 0..k {
-            let d = deterministic_sum(n, |u| {
-                if g.out_degree(u) == 0 {
-                    rank[u as usize * k + l]
-                } else {
-                    0.0
+        let dangling = lane_sums(n, k, |u, acc| {
+            if g.out_degree(u as VertexId) == 0 {
+                for (a, r) in acc.iter_mut().zip(&rank[u * k..u * k + k]) {
+                    *a += *r;
                 }
-            });
-            self.lanes[l].dangling = d;
+            }
+        });
+        for (lane, d) in self.lanes.iter_mut().zip(dangling) {
+            lane.dangling = d;
         }
         if self.next.len() != n * k {
             self.next = (0..n * k).map(|_| AtomicF64::new(0.0)).collect();
@@ -273,38 +348,29 @@ impl ScanTask for PageRankLanes {
         for l in &self.lanes {
             l.job.maybe_fault();
         }
-        let k = self.width();
-        let inc = g.inc();
-        let contrib = &self.contrib;
-        let mut acc = vec![0.0f64; k];
-        for v in chunk.vertices() {
-            acc.iter_mut().for_each(|a| *a = 0.0);
-            for &u in inc.neighbors(v) {
-                let row = &contrib[u as usize * k..u as usize * k + k];
-                for (a, c) in acc.iter_mut().zip(row) {
-                    *a += *c;
+        macro_rules! widths {
+            ($($k:literal)*) => {
+                match self.width() {
+                    $($k => self.pull::<$k>(g, chunk),)*
+                    _ => self.pull_any(g, chunk),
                 }
-            }
-            let v = v as usize;
-            for (l, lane) in self.lanes.iter().enumerate() {
-                let t = lane.teleport.at(v);
-                let d = lane.cfg.damping;
-                self.next[v * k + l].store(d * (acc[l] + lane.dangling * t) + (1.0 - d) * t);
-            }
+            };
         }
+        widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
     }
 
     fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {
         let (n, k) = (self.n, self.width());
         let (next, rank) = (&self.next, &self.rank);
-        for l in 0..k {
-            let change = deterministic_sum(n, |v| {
-                let i = v as usize * k + l;
-                (next[i].load() - rank[i]).abs()
-            });
-            let lane = &mut self.lanes[l];
+        let change = lane_sums(n, k, |v, acc| {
+            for (l, a) in acc.iter_mut().enumerate() {
+                let i = v * k + l;
+                *a += (next[i].load() - rank[i]).abs();
+            }
+        });
+        for (lane, c) in self.lanes.iter_mut().zip(change) {
             lane.iterations += 1;
-            lane.converged = change < n as f64 * lane.cfg.tolerance;
+            lane.converged = c < n as f64 * lane.cfg.tolerance;
         }
         let next = &self.next;
         self.rank
