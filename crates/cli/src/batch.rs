@@ -61,6 +61,10 @@ pub struct BatchArgs {
     /// In shared mode, do not fuse jobs of one algorithm into lanes.
     #[arg(long)]
     pub no_fuse: bool,
+    /// In shared mode, also fuse SSSP jobs into lanes (off by default:
+    /// measured slower on Kronecker graphs).
+    #[arg(long)]
+    pub fuse_sssp: bool,
     /// Write each finished job's per-vertex result to DIR/NAME.csv (external ids).
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
@@ -368,6 +372,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         llc_bytes: llc,
         memory_limit_bytes: memory,
         fuse: !a.no_fuse,
+        fuse_sssp: a.fuse_sssp,
     })?;
     // A panic inside a guarded kernel fails its job; keep the screen quiet
     // about it (the job's status carries the message).

@@ -80,6 +80,10 @@ pub struct ManagerConfig {
     pub memory_limit_bytes: Option<u64>,
     /// In shared mode, fuse jobs of one algorithm into lanes (default true).
     pub fuse: bool,
+    /// Also fuse SSSP jobs into lanes (default false: measured slower, see
+    /// [`crate::lanes::sssp`]); without it each SSSP job is its own task in
+    /// the shared scan.
+    pub fuse_sssp: bool,
 }
 
 impl Default for ManagerConfig {
@@ -90,6 +94,7 @@ impl Default for ManagerConfig {
             llc_bytes: None,
             memory_limit_bytes: None,
             fuse: true,
+            fuse_sssp: false,
         }
     }
 }
@@ -464,7 +469,8 @@ fn shared_loop(inner: Arc<Inner>) {
             };
             let group = &mut groups[gi];
             let g = group.snapshot.graph();
-            let fuse = inner.cfg.fuse && job.fusable();
+            let sssp = matches!(job.resolved, Some(crate::spec::Resolved::Sssp { .. }));
+            let fuse = inner.cfg.fuse && job.fusable() && (inner.cfg.fuse_sssp || !sssp);
             if fuse && group.tasks.iter_mut().any(|t| t.join(g, &job)) {
                 continue;
             }

@@ -14,11 +14,16 @@ use plexus_jobs::{
 use proptest::prelude::*;
 
 fn manager(mode: ExecMode) -> JobManager {
+    manager_with(mode, false)
+}
+
+fn manager_with(mode: ExecMode, fuse_sssp: bool) -> JobManager {
     JobManager::new(ManagerConfig {
         mode,
         threads: 2,
         // Small chunks so that even tiny graphs have many.
         llc_bytes: Some(64 << 10),
+        fuse_sssp,
         ..Default::default()
     })
     .expect("manager")
@@ -123,8 +128,7 @@ fn check(g: &Graph, alg: &Algorithm, values: &Values) {
     }
 }
 
-fn run_all(mode: ExecMode, snap: &Arc<Snapshot>, algs: &[Algorithm]) -> Vec<JobHandle> {
-    let mgr = manager(mode);
+fn run_all(mgr: JobManager, snap: &Arc<Snapshot>, algs: &[Algorithm]) -> Vec<JobHandle> {
     let hs: Vec<JobHandle> = algs
         .iter()
         .enumerate()
@@ -172,8 +176,14 @@ proptest! {
         let g = random_graph(n, &edges, directed);
         let snap = Catalog::new().publish("g", g);
         let algs: Vec<Algorithm> = jobs.iter().map(|&(k, r, d)| algorithm(k, r, d, n)).collect();
-        for mode in [ExecMode::Shared, ExecMode::Independent, ExecMode::Sequential] {
-            for (h, a) in run_all(mode, &snap, &algs).iter().zip(&algs) {
+        let configs = [
+            (ExecMode::Shared, false),
+            (ExecMode::Shared, true),
+            (ExecMode::Independent, false),
+            (ExecMode::Sequential, false),
+        ];
+        for (mode, fuse_sssp) in configs {
+            for (h, a) in run_all(manager_with(mode, fuse_sssp), &snap, &algs).iter().zip(&algs) {
                 let out = h.take_result().unwrap_or_else(|e| panic!("{mode} {a:?}: {e}"));
                 check(snap.graph(), a, out.values());
             }
@@ -201,7 +211,7 @@ fn medium_graph(directed: bool) -> Graph {
 fn many_fused_jobs_at_different_supersteps_match_the_engine() {
     for directed in [true, false] {
         let snap = Catalog::new().publish("m", medium_graph(directed));
-        let mgr = manager(ExecMode::Shared);
+        let mgr = manager_with(ExecMode::Shared, directed);
         let mut algs = Vec::new();
         for i in 0..40u32 {
             algs.push(algorithm((i % 6) as u8, i * 97, (i * 13) as u8, 5000));

@@ -4,7 +4,7 @@
 //! | algorithm | fused (shared mode) | alone |
 //! |---|---|---|
 //! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes | engine `bfs::Program` ([`crate::drivers::BfsDriver`]) |
-//! | sssp | not fused: each job shares the chunk scans | engine `sssp::Program` ([`crate::drivers::SsspDriver`]) |
+//! | sssp | one task per job sharing the scan; [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | engine `sssp::Program` ([`crate::drivers::SsspDriver`]) |
 //! | pagerank | [`pagerank::PageRankLanes`]: up to 16 variants, k values per vertex | the same task with one lane |
 //! | wcc | [`whole::WccGroup`]: one Afforest run for all | the same task with one job |
 //! | cdlp | [`cdlp::CdlpGroup`]: one propagation up to the largest count | the same task with one job |
@@ -20,6 +20,7 @@ use crate::spec::Resolved;
 pub mod cdlp;
 pub mod msbfs;
 pub mod pagerank;
+pub mod sssp;
 pub mod whole;
 
 /// A new task for `job` on `g`: a fusing group (which later jobs may join)
@@ -35,12 +36,13 @@ pub(crate) fn new_task(g: &Graph, job: &Arc<JobShared>, fuse: bool) -> Option<Bo
                 Arc::clone(job),
             )))
         }
-        Resolved::Sssp { source, delta } => {
+        Resolved::Sssp { source, delta } if !fuse => {
             return Some(Box::new(ProgramTask::new(
                 SsspDriver::new(n, *source, *delta),
                 Arc::clone(job),
             )))
         }
+        Resolved::Sssp { .. } => Box::new(sssp::SsspLanes::new(n)),
         Resolved::Bfs { .. } => Box::new(msbfs::MsBfs::new(n)),
         Resolved::PageRank(_) => Box::new(pagerank::PageRankLanes::new(n)),
         Resolved::Wcc => Box::new(whole::WccGroup::new(n)),
@@ -51,4 +53,13 @@ pub(crate) fn new_task(g: &Graph, job: &Arc<JobShared>, fuse: bool) -> Option<Bo
     } else {
         None
     }
+}
+
+/// A bitmap over `0..n` with the bits of `ids` set.
+pub(crate) fn union_bitmap(n: usize, ids: &[plexus_graph::VertexId]) -> Vec<u64> {
+    let mut words = vec![0u64; n.div_ceil(64)];
+    for &v in ids {
+        words[v as usize >> 6] |= 1 << (v & 63);
+    }
+    words
 }

@@ -21,10 +21,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use plexus_engine::edge_map::{default_threshold, Mode};
+use plexus_engine::subset::bit;
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use crate::job::JobShared;
+use crate::lanes::union_bitmap;
 use crate::output::{JobOutput, Values, UNREACHED};
 use crate::scan::{ChunkPlan, Plan, ScanChunk, ScanTask};
 use crate::spec::Resolved;
@@ -53,6 +55,9 @@ pub struct MsBfs {
     /// Lanes with a non-empty frontier.
     live: u64,
     mode: Mode,
+    /// Dense steps: the union frontier as a bitmap (one bit test per
+    /// in-neighbour instead of a load of `cur`).
+    bits: Vec<u64>,
 }
 
 impl MsBfs {
@@ -67,6 +72,7 @@ impl MsBfs {
             lanes: Vec::new(),
             live: 0,
             mode: Mode::Sparse,
+            bits: Vec::new(),
         }
     }
 
@@ -201,6 +207,10 @@ impl ScanTask for MsBfs {
         } else {
             Mode::Sparse
         };
+        self.bits = match self.mode {
+            Mode::Dense => union_bitmap(self.n, &self.front),
+            Mode::Sparse => Vec::new(),
+        };
         let share = self.lane_bytes();
         for (bit, lane) in self.lanes.iter_mut().enumerate() {
             if let Some(l) = lane {
@@ -242,6 +252,9 @@ impl ScanTask for MsBfs {
                     }
                     let mut found = 0u64;
                     for &u in inc.neighbors(v) {
+                        if !bit(&self.bits, u) {
+                            continue;
+                        }
                         let hit = self.cur[u as usize].load(Ordering::Relaxed) & want & !found;
                         if hit != 0 {
                             self.claim(hit, u, v);
