@@ -28,6 +28,11 @@ use crate::spec::Resolved;
 /// Most lanes in one group.
 pub const MAX_LANES: usize = 16;
 
+/// One 64-byte cache line of contributions (the alignment is the point).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct Line([f64; 8]);
+
 /// The teleport vector of a lane: uniform, or uniform over sources.
 #[derive(Debug)]
 enum Teleport {
@@ -76,13 +81,19 @@ pub struct PageRankLanes {
     lanes: Vec<Lane>,
     /// `rank[v·k + l]`: lane `l`'s rank of `v` (previous iteration).
     rank: Vec<f64>,
-    /// `contrib[u·k + l] = rank / outdeg(u)`, 0 for dangling `u`.
-    contrib: Vec<f64>,
+    /// `contrib[u·s + l] = rank / outdeg(u)` (0 for dangling `u`), in rows
+    /// of stride `s` = [`PageRankLanes::stride`] (`k` rounded up to a power
+    /// of two, padding zero) in 64-byte aligned lines, so a row never
+    /// straddles more cache lines than it fills.
+    contrib: Vec<Line>,
     /// The ranks being computed.
     next: Vec<AtomicF64>,
     /// Lanes that joined since the last superstep; added at the next plan
     /// in one reshape.
     pending: Vec<Lane>,
+    /// Whether `contrib` and the lanes' dangling masses match `rank` (the
+    /// end of a superstep computes them in its pass; a reshape clears it).
+    fresh: bool,
 }
 
 impl PageRankLanes {
@@ -95,11 +106,21 @@ impl PageRankLanes {
             contrib: Vec::new(),
             next: Vec::new(),
             pending: Vec::new(),
+            fresh: false,
         }
     }
 
     fn width(&self) -> usize {
         self.lanes.len()
+    }
+
+    /// The row stride of `contrib`: the width rounded up to a power of two.
+    fn stride(&self) -> usize {
+        self.width().next_power_of_two()
+    }
+
+    fn contrib(&self) -> &[f64] {
+        bytemuck::cast_slice(&self.contrib)
     }
 
     /// Rebuilds the rows keeping the lanes for which `keep` is true, then
@@ -130,6 +151,7 @@ impl PageRankLanes {
         self.rank = rank;
         self.contrib = Vec::new();
         self.next = Vec::new();
+        self.fresh = false;
         let share = self.lane_bytes();
         for l in &self.lanes {
             l.job.set_state_bytes(share);
@@ -215,12 +237,13 @@ fn lane_sums(n: usize, k: usize, add: impl Fn(usize, &mut [f64]) + Sync) -> Vec<
 }
 
 impl PageRankLanes {
-    /// The dense step over `chunk` for exactly `K` lanes: per vertex, the
+    /// The dense step over `chunk` for rows of stride `K`: per vertex, the
     /// `K` sums over its in-edges in CSC order (one row of contributions per
-    /// in-neighbour), then each lane's update formula.
+    /// in-neighbour; padding lanes add zeros), then each lane's update.
     fn pull<const K: usize>(&self, g: &Graph, chunk: &ScanChunk) {
         let inc = g.inc();
-        let contrib = &self.contrib[..];
+        let contrib = self.contrib();
+        let k = self.width();
         for v in chunk.vertices() {
             let mut acc = [0.0f64; K];
             for &u in inc.neighbors(v) {
@@ -229,24 +252,7 @@ impl PageRankLanes {
                     *a += *c;
                 }
             }
-            self.apply(v as usize, &acc);
-        }
-    }
-
-    /// [`PageRankLanes::pull`] for any width.
-    fn pull_any(&self, g: &Graph, chunk: &ScanChunk) {
-        let k = self.width();
-        let inc = g.inc();
-        let mut acc = vec![0.0f64; k];
-        for v in chunk.vertices() {
-            acc.iter_mut().for_each(|a| *a = 0.0);
-            for &u in inc.neighbors(v) {
-                let row = &self.contrib[u as usize * k..u as usize * k + k];
-                for (a, c) in acc.iter_mut().zip(row) {
-                    *a += *c;
-                }
-            }
-            self.apply(v as usize, &acc);
+            self.apply(v as usize, &acc[..k]);
         }
     }
 
@@ -298,30 +304,40 @@ impl ScanTask for PageRankLanes {
             return Plan::Done;
         }
         let (n, k) = (self.n, self.width());
-        // Vertex step: contributions, then each lane's dangling mass.
-        let mut contrib = std::mem::take(&mut self.contrib);
-        contrib.resize(n * k, 0.0);
-        let rank = &self.rank;
-        contrib.par_chunks_mut(k).enumerate().for_each(|(u, row)| {
-            let deg = g.out_degree(u as VertexId);
-            for (l, c) in row.iter_mut().enumerate() {
-                *c = if deg == 0 {
-                    0.0
-                } else {
-                    rank[u * k + l] / deg as f64
-                };
-            }
-        });
-        self.contrib = contrib;
-        let dangling = lane_sums(n, k, |u, acc| {
-            if g.out_degree(u as VertexId) == 0 {
-                for (a, r) in acc.iter_mut().zip(&rank[u * k..u * k + k]) {
-                    *a += *r;
+        if !self.fresh {
+            // Vertex step: contributions, then each lane's dangling mass.
+            let stride = self.stride();
+            let mut contrib = std::mem::take(&mut self.contrib);
+            contrib.clear();
+            contrib.resize((n * stride).div_ceil(8), Line::default());
+            let rank = &self.rank;
+            let rows: &mut [f64] = bytemuck::cast_slice_mut(&mut contrib);
+            rows[..n * stride]
+                .par_chunks_mut(stride)
+                .enumerate()
+                .for_each(|(u, row)| {
+                    let row = &mut row[..k];
+                    let deg = g.out_degree(u as VertexId);
+                    for (l, c) in row.iter_mut().enumerate() {
+                        *c = if deg == 0 {
+                            0.0
+                        } else {
+                            rank[u * k + l] / deg as f64
+                        };
+                    }
+                });
+            self.contrib = contrib;
+            let dangling = lane_sums(n, k, |u, acc| {
+                if g.out_degree(u as VertexId) == 0 {
+                    for (a, r) in acc.iter_mut().zip(&rank[u * k..u * k + k]) {
+                        *a += *r;
+                    }
                 }
+            });
+            for (lane, d) in self.lanes.iter_mut().zip(dangling) {
+                lane.dangling = d;
             }
-        });
-        for (lane, d) in self.lanes.iter_mut().zip(dangling) {
-            lane.dangling = d;
+            self.fresh = true;
         }
         if self.next.len() != n * k {
             self.next = (0..n * k).map(|_| AtomicF64::new(0.0)).collect();
@@ -348,36 +364,60 @@ impl ScanTask for PageRankLanes {
         for l in &self.lanes {
             l.job.maybe_fault();
         }
-        macro_rules! widths {
-            ($($k:literal)*) => {
-                match self.width() {
-                    $($k => self.pull::<$k>(g, chunk),)*
-                    _ => self.pull_any(g, chunk),
-                }
-            };
+        match self.stride() {
+            1 => self.pull::<1>(g, chunk),
+            2 => self.pull::<2>(g, chunk),
+            4 => self.pull::<4>(g, chunk),
+            8 => self.pull::<8>(g, chunk),
+            _ => self.pull::<16>(g, chunk),
         }
-        widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
     }
 
-    fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {
-        let (n, k) = (self.n, self.width());
-        let (next, rank) = (&self.next, &self.rank);
-        let change = lane_sums(n, k, |v, acc| {
-            for (l, a) in acc.iter_mut().enumerate() {
-                let i = v * k + l;
-                *a += (next[i].load() - rank[i]).abs();
-            }
-        });
-        for (lane, c) in self.lanes.iter_mut().zip(change) {
-            lane.iterations += 1;
-            lane.converged = c < n as f64 * lane.cfg.tolerance;
-        }
+    fn end_step(&mut self, g: &Graph, _activated: Vec<VertexId>) {
+        // One pass over fixed blocks: each lane's change (for its stopping
+        // rule), the new ranks, and for the next iteration the contributions
+        // and dangling masses, all with the engine's summation order.
+        let (n, k, stride) = (self.n, self.width(), self.stride());
         let next = &self.next;
-        self.rank
-            .par_iter_mut()
+        let rows: &mut [f64] = bytemuck::cast_slice_mut(&mut self.contrib);
+        let per_block: Vec<(Vec<f64>, Vec<f64>)> = self
+            .rank
+            .par_chunks_mut(SUM_BLOCK * k)
+            .zip(rows.par_chunks_mut(SUM_BLOCK * stride))
             .enumerate()
-            .with_min_len(4096)
-            .for_each(|(i, r)| *r = next[i].load());
+            .map(|(b, (ranks, contribs))| {
+                let mut change = vec![0.0f64; k];
+                let mut dangling = vec![0.0f64; k];
+                let first = b * SUM_BLOCK;
+                for (j, (r_row, c_row)) in ranks
+                    .chunks_exact_mut(k)
+                    .zip(contribs.chunks_exact_mut(stride))
+                    .enumerate()
+                {
+                    let v = first + j;
+                    let deg = g.out_degree(v as VertexId);
+                    for l in 0..k {
+                        let nv = next[v * k + l].load();
+                        change[l] += (nv - r_row[l]).abs();
+                        r_row[l] = nv;
+                        if deg == 0 {
+                            dangling[l] += nv;
+                            c_row[l] = 0.0;
+                        } else {
+                            c_row[l] = nv / deg as f64;
+                        }
+                    }
+                }
+                (change, dangling)
+            })
+            .collect();
+        for (l, lane) in self.lanes.iter_mut().enumerate() {
+            let change: f64 = per_block.iter().map(|b| b.0[l]).sum();
+            lane.dangling = per_block.iter().map(|b| b.1[l]).sum();
+            lane.iterations += 1;
+            lane.converged = change < n as f64 * lane.cfg.tolerance;
+        }
+        self.fresh = true;
     }
 
     fn cancelled(&self) -> bool {
