@@ -390,6 +390,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut handles: Vec<Option<JobHandle>> = vec![None; planned.len()];
     let mut refused: Vec<Option<String>> = vec![None; planned.len()];
+    let mut collected: Vec<Option<Collected>> = vec![None; planned.len()];
     for &i in &order {
         let p = &planned[i];
         loop {
@@ -399,6 +400,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
             }
             std::thread::sleep(Duration::from_secs_f64(wait.min(0.1)));
             display.update(&mgr.statuses());
+            collect(&handles, &planned, a.out_dir.as_deref(), &mut collected)?;
         }
         match mgr.submit(Arc::clone(&snaps[&p.graph]), p.spec.clone()) {
             Ok(h) => handles[i] = Some(h),
@@ -408,13 +410,15 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     loop {
         let st = mgr.statuses();
         display.update(&st);
+        collect(&handles, &planned, a.out_dir.as_deref(), &mut collected)?;
         if st.iter().all(|s| s.state.is_terminal()) {
             break;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
     }
     mgr.wait_all();
     let wall = start.elapsed().as_secs_f64();
+    collect(&handles, &planned, a.out_dir.as_deref(), &mut collected)?;
     display.update(&mgr.statuses());
     display.finish();
     let stats = mgr.stats();
@@ -444,12 +448,10 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
                     if let Some(l) = s.latency_seconds {
                         latencies.push(l);
                     }
-                    if let Ok(out) = h.take_result() {
-                        j["summary"] = out.summary();
-                        if let Some(dir) = &a.out_dir {
-                            let file = dir.join(format!("{}.csv", p.spec.name));
-                            write_result(&file, &out)?;
-                            j["output"] = json!(file.display().to_string());
+                    if let Some(c) = &collected[i] {
+                        j["summary"] = c.summary.clone();
+                        if let Some(f) = &c.output {
+                            j["output"] = json!(f);
                         }
                     }
                 } else {
@@ -497,6 +499,44 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
             "{failed} of {} jobs did not finish (see their errors above)",
             planned.len()
         );
+    }
+    Ok(())
+}
+
+/// What the batch keeps of a finished job once its result is taken.
+#[derive(Clone)]
+struct Collected {
+    summary: Value,
+    output: Option<String>,
+}
+
+/// Takes the results of jobs that finished since the last call (results
+/// held by the manager count as memory): the summary, and the CSV file
+/// when `out_dir` is given.
+fn collect(
+    handles: &[Option<JobHandle>],
+    planned: &[Planned],
+    out_dir: Option<&std::path::Path>,
+    collected: &mut [Option<Collected>],
+) -> anyhow::Result<()> {
+    for (i, h) in handles.iter().enumerate() {
+        let Some(h) = h else { continue };
+        if collected[i].is_some() || h.status().state != JobState::Done {
+            continue;
+        }
+        let Ok(out) = h.take_result() else { continue };
+        let output = match out_dir {
+            Some(dir) => {
+                let file = dir.join(format!("{}.csv", planned[i].spec.name));
+                write_result(&file, &out)?;
+                Some(file.display().to_string())
+            }
+            None => None,
+        };
+        collected[i] = Some(Collected {
+            summary: out.summary(),
+            output,
+        });
     }
     Ok(())
 }

@@ -57,7 +57,8 @@ pub struct JobStatus {
     pub active_vertices: u64,
     /// Out-edges of those vertices (dense steps: the edges scanned).
     pub active_edges: u64,
-    /// Bytes of per-vertex state the job holds now (its share of a fused group).
+    /// Bytes of per-vertex state the job holds now: its share of a fused
+    /// group while running, its result while that waits to be taken.
     pub state_bytes: u64,
     /// The error of a failed job.
     pub error: Option<String>,
@@ -211,6 +212,8 @@ impl JobShared {
         if r.started.is_none() {
             r.started = r.finished;
         }
+        // A result waiting to be taken still takes memory: it is the job's state.
+        let held = outcome.as_ref().map_or(0, JobOutput::size_bytes);
         match outcome {
             Ok(out) => {
                 r.state = JobState::Done;
@@ -226,7 +229,7 @@ impl JobShared {
             }
         }
         drop(r);
-        self.state_bytes.store(0, Ordering::Relaxed);
+        self.state_bytes.store(held, Ordering::Relaxed);
         self.changed.notify_all();
     }
 
@@ -322,6 +325,7 @@ impl JobHandle {
                     return Err(JobError::AlreadyTaken(self.shared.id));
                 }
                 r.taken = true;
+                self.shared.state_bytes.store(0, Ordering::Relaxed);
                 r.result
                     .take()
                     .ok_or(JobError::AlreadyTaken(self.shared.id))

@@ -58,6 +58,19 @@ impl JobOutput {
         &self.snapshot
     }
 
+    /// Bytes the per-vertex values hold (counted as the job's state until
+    /// the result is taken).
+    pub fn size_bytes(&self) -> u64 {
+        let n = match &self.values {
+            Values::Bfs { depth, parent, .. } => 4 * (depth.len() + parent.len()),
+            Values::Sssp { dist, parent, .. } => 8 * dist.len() + 4 * parent.len(),
+            Values::PageRank { rank, .. } => 8 * rank.len(),
+            Values::Wcc { component, .. } => 4 * component.len(),
+            Values::Cdlp { label, .. } => 4 * label.len(),
+        };
+        n as u64
+    }
+
     fn ext(&self, v: VertexId) -> ExternalId {
         self.snapshot.graph().ids().external(v)
     }
