@@ -11,8 +11,8 @@ mod batch;
 mod demo;
 mod fmt;
 mod graph_cmds;
-mod probe;
 mod mix;
+mod probe;
 mod progress;
 mod run;
 

@@ -79,7 +79,7 @@ fn bucket(d: f64, delta: f64) -> u64 {
 
 /// Delta-stepping as in `algo::sssp::run`: the lowest non-empty bucket is
 /// one frontier, relaxed again and again until it stays empty; parents from
-/// the distances by the engine's `sssp::parents`.
+/// the distances by the engine's `sssp::parents_of`.
 pub struct SsspDriver {
     p: sssp::Program,
     source: VertexId,
@@ -151,7 +151,11 @@ impl Driver for SsspDriver {
             .map(|v| self.p.dist(v))
             .collect();
         self.p = sssp::Program::new(0, 0);
-        let parent = sssp::parents(g, self.source, &dist);
+        let cfg = sssp::Config {
+            source: self.source,
+            delta: Some(self.delta),
+        };
+        let parent = sssp::parents_of(g, &cfg, &dist);
         Values::Sssp {
             dist,
             parent,

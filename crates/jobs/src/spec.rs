@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use plexus_engine::algo::{cdlp, pagerank};
-use plexus_graph::{Graph, VertexId, Weight};
-use rayon::prelude::*;
+use plexus_graph::{Graph, VertexId};
 
 use crate::error::JobError;
 
@@ -190,30 +189,15 @@ pub(crate) fn resolve(g: &Graph, alg: &Algorithm) -> Result<Resolved, JobError> 
 
 /// The engine's SSSP checks and default bucket width: weights present, none
 /// negative or NaN; `Δ` given (finite, > 0) or the mean finite weight (1.0
-/// when that is 0 or undefined). Same arithmetic as `plexus run sssp`, so
-/// the shared-scan driver buckets exactly as the engine does.
+/// when that is 0 or undefined), from the graph's cached weight statistics
+/// (one pass per opened graph, shared by all its jobs), as `plexus run sssp`.
 fn sssp_delta(g: &Graph, delta: Option<f64>) -> Result<f64, JobError> {
-    let Some(weights) = g.out().weight_array() else {
+    let Some(stats) = g.weight_stats() else {
         return Err(JobError::InvalidJob(
             "sssp needs edge weights; import with --weighted".into(),
         ));
     };
-    const BLOCK: usize = 1 << 14;
-    let blocks: Vec<(bool, f64, u64)> = weights
-        .par_chunks(BLOCK)
-        .map(|ws: &[Weight]| {
-            let bad = ws.iter().any(|w| w.is_nan() || *w < 0.0);
-            let (mut sum, mut count) = (0.0, 0u64);
-            for &w in ws {
-                if w.is_finite() {
-                    sum += w;
-                    count += 1;
-                }
-            }
-            (bad, sum, count)
-        })
-        .collect();
-    if blocks.iter().any(|b| b.0) {
+    if stats.first_invalid.is_some() {
         return Err(JobError::InvalidJob(
             "sssp needs weights >= 0 and not NaN; the graph has a negative or NaN weight".into(),
         ));
@@ -224,9 +208,7 @@ fn sssp_delta(g: &Graph, delta: Option<f64>) -> Result<f64, JobError> {
             "delta must be a finite number > 0, got {d}"
         ))),
         None => {
-            let sum: f64 = blocks.iter().map(|b| b.1).sum();
-            let count: u64 = blocks.iter().map(|b| b.2).sum();
-            let mean = sum / count.max(1) as f64;
+            let mean = stats.finite_sum / stats.finite_count.max(1) as f64;
             Ok(if mean > 0.0 && mean.is_finite() {
                 mean
             } else {

@@ -437,7 +437,7 @@ impl EdgeFunctor for TightVisit<'_> {
 /// edge of weight 0, or one too small to change the sum in `f64`), all
 /// parents come from [`tight_bfs_parents`] instead. Either way the result
 /// is a function of the distances alone, independent of the thread count.
-pub fn parents(g: &Graph, source: VertexId, dist: &[f64]) -> Vec<u32> {
+fn parents(g: &Graph, source: VertexId, dist: &[f64]) -> Vec<u32> {
     let parent: Vec<u32> = (0..g.num_vertices() as VertexId)
         .into_par_iter()
         .with_min_len(64)

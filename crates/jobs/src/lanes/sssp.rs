@@ -9,7 +9,7 @@
 //! stale entries dropped, frontier relaxed until the bucket stays empty,
 //! improved vertices re-bucketed), so distances converge to the same
 //! fixpoint, bit-identical, and parents come from the engine's
-//! `sssp::parents`. Pushing, a slot is an atomic minimum as in
+//! `sssp::parents_of`. Pushing, a slot is an atomic minimum as in
 //! `sssp::Program`; pulling, `v` takes per lane the minimum over active
 //! in-neighbours of `dist[u] + w`.
 //!
@@ -128,7 +128,11 @@ impl SsspLanes {
                     .into_par_iter()
                     .map(|v| self.d(v, l).load())
                     .collect();
-                let parent = sssp::parents(lane.job.snapshot.graph(), lane.source, &dist);
+                let cfg = sssp::Config {
+                    source: lane.source,
+                    delta: Some(lane.delta),
+                };
+                let parent = sssp::parents_of(lane.job.snapshot.graph(), &cfg, &dist);
                 lane.job.finish(Ok(JobOutput {
                     snapshot: Arc::clone(&lane.job.snapshot),
                     values: Values::Sssp {
