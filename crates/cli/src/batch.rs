@@ -363,6 +363,10 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
                 .data
                 .open(&p.graph)
                 .with_context(|| format!("{path}: cannot open graph '{}'", p.graph))?;
+            // Weight statistics (SSSP's checks and default Δ) are computed
+            // once per opened graph; do it now, with the loading, not inside
+            // the first SSSP submission.
+            let _ = g.weight_stats();
             snaps.insert(p.graph.clone(), catalog.publish(&p.graph, g));
         }
     }
