@@ -167,7 +167,11 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
             let summary: Vec<String> = o
                 .summary
                 .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "top" | "size_histogram" | "core_histogram"))
+                .filter(|(k, _)| {
+                    // Long lists and the timings of untimed extras stay out of the table.
+                    !matches!(k.as_str(), "top" | "size_histogram" | "core_histogram")
+                        && !k.ends_with("_seconds")
+                })
                 .map(|(k, v)| format!("{k} {}", crate::run::summarize(v)))
                 .collect();
             println!(
