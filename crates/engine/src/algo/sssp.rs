@@ -240,6 +240,22 @@ struct LocalBins {
     far: Vec<VertexId>,
 }
 
+impl LocalBins {
+    /// Queues `v` for bucket `b ≥ base`.
+    #[inline]
+    fn file(&mut self, v: VertexId, b: u64, base: u64) {
+        if b - base < BIN_WINDOW {
+            let i = (b - base) as usize;
+            if self.near.len() <= i {
+                self.near.resize_with(i + 1, Vec::new);
+            }
+            self.near[i].push(v);
+        } else {
+            self.far.push(v);
+        }
+    }
+}
+
 /// Delta-stepping on the in-memory executor with GAPBS's bucket layout: each
 /// thread relaxes its share of the current bucket's vertices with the
 /// program's `sparse_signal`/`over_edge`/`sparse_slot` (push only, as GAPBS)
@@ -301,16 +317,7 @@ fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64
                 for (&v, &w) in nb.iter().zip(ws) {
                     let d = p.over_edge(m, w);
                     if p.sparse_slot(v, d) {
-                        let b = bucket(d, delta);
-                        if b - base < BIN_WINDOW {
-                            let i = (b - base) as usize;
-                            if local.near.len() <= i {
-                                local.near.resize_with(i + 1, Vec::new);
-                            }
-                            local.near[i].push(v);
-                        } else {
-                            local.far.push(v);
-                        }
+                        local.file(v, bucket(d, delta), base);
                     }
                 }
             };
@@ -383,16 +390,7 @@ fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64
                 }
                 let mut l = lock(0);
                 for v in far {
-                    let b = bucket(p.dist(v), delta);
-                    if b - base < BIN_WINDOW {
-                        let i = (b - base) as usize;
-                        if l.near.len() <= i {
-                            l.near.resize_with(i + 1, Vec::new);
-                        }
-                        l.near[i].push(v);
-                    } else {
-                        l.far.push(v);
-                    }
+                    l.file(v, bucket(p.dist(v), delta), base);
                 }
                 frontier = std::mem::take(&mut l.near[0]);
             }

@@ -213,34 +213,22 @@ impl<'g> SimpleView<'g> {
             })
             .collect();
         // Step 2: prefix sum.
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0u64);
-        let mut acc = 0u64;
-        for d in &degrees {
-            acc += d;
-            offsets.push(acc);
-        }
+        let offsets = prefix_offsets(&degrees);
         drop(degrees);
+        let total = offsets[n] as usize;
         // Step 3: scatter, block after block of vertices, each block into its
         // own disjoint sub-slice of the arrays.
-        let mut nbrs = vec![0 as VertexId; acc as usize];
+        let mut nbrs = vec![0 as VertexId; total];
         let mut dirs = if with_dirs {
-            vec![0u8; acc as usize]
+            vec![0u8; total]
         } else {
             Vec::new()
         };
-        let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
-        let (mut rest_n, mut rest_d): (&mut [VertexId], &mut [u8]) = (&mut nbrs, &mut dirs);
-        for start in (0..n).step_by(BLOCK) {
-            let end = (start + BLOCK).min(n);
-            let len = (offsets[end] - offsets[start]) as usize;
-            let (head_n, tail_n) = std::mem::take(&mut rest_n).split_at_mut(len);
-            let dlen = if with_dirs { len } else { 0 };
-            let (head_d, tail_d) = std::mem::take(&mut rest_d).split_at_mut(dlen);
-            parts.push((start, end, head_n, head_d));
-            rest_n = tail_n;
-            rest_d = tail_d;
-        }
+        let parts = block_slices(&mut nbrs, &offsets)
+            .into_iter()
+            .zip(block_slices(&mut dirs, &offsets))
+            .map(|((start, end, nb), (_, _, dr))| (start, end, nb, dr));
+        let parts: Vec<_> = parts.collect();
         parts.into_par_iter().for_each(|(start, end, nb, dr)| {
             let mut i = 0;
             for v in start..end {
@@ -288,6 +276,41 @@ impl<'g> SimpleView<'g> {
         let v = v as usize;
         (self.offsets[v + 1] - self.offsets[v]) as usize
     }
+}
+
+/// CSR offsets (`n + 1` entries, from 0) of lists with these lengths.
+fn prefix_offsets(lengths: &[u64]) -> Vec<u64> {
+    let mut offsets = Vec::with_capacity(lengths.len() + 1);
+    offsets.push(0u64);
+    let mut acc = 0u64;
+    for d in lengths {
+        acc += d;
+        offsets.push(acc);
+    }
+    offsets
+}
+
+/// `arr` (one entry per list element, laid out by `offsets`) cut into the
+/// disjoint sub-slices of consecutive [`BLOCK`]-vertex ranges, as
+/// `(first vertex, end vertex, slice)`, so blocks can be filled in parallel.
+/// An empty `arr` (an absent optional array) gives empty slices.
+fn block_slices<'a, T>(arr: &'a mut [T], offsets: &[u64]) -> Vec<(usize, usize, &'a mut [T])> {
+    let n = offsets.len() - 1;
+    let present = !arr.is_empty();
+    let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
+    let mut rest = arr;
+    for start in (0..n).step_by(BLOCK) {
+        let end = (start + BLOCK).min(n);
+        let len = if present {
+            (offsets[end] - offsets[start]) as usize
+        } else {
+            0
+        };
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        parts.push((start, end, head));
+        rest = tail;
+    }
+    parts
 }
 
 /// Calls `f(u, mask)` for each distinct neighbour `u ≠ v` of `v` in either
@@ -366,33 +389,21 @@ impl Oriented {
                     .count() as u64
             })
             .collect();
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0u64);
-        let mut acc = 0u64;
-        for d in &odeg {
-            acc += d;
-            offsets.push(acc);
-        }
+        let offsets = prefix_offsets(&odeg);
         let with_dirs = view.dirs.is_some();
-        let mut nbrs = vec![0 as VertexId; acc as usize];
+        let total = offsets[n] as usize;
+        let mut nbrs = vec![0 as VertexId; total];
         let mut dirs = if with_dirs {
-            vec![0u8; acc as usize]
+            vec![0u8; total]
         } else {
             Vec::new()
         };
         {
-            let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
-            let (mut rest_n, mut rest_d): (&mut [VertexId], &mut [u8]) = (&mut nbrs, &mut dirs);
-            for start in (0..n).step_by(BLOCK) {
-                let end = (start + BLOCK).min(n);
-                let len = (offsets[end] - offsets[start]) as usize;
-                let (head_n, tail_n) = std::mem::take(&mut rest_n).split_at_mut(len);
-                let (head_d, tail_d) =
-                    std::mem::take(&mut rest_d).split_at_mut(if with_dirs { len } else { 0 });
-                parts.push((start, end, head_n, head_d));
-                rest_n = tail_n;
-                rest_d = tail_d;
-            }
+            let parts: Vec<_> = block_slices(&mut nbrs, &offsets)
+                .into_iter()
+                .zip(block_slices(&mut dirs, &offsets))
+                .map(|((start, end, nb), (_, _, dr))| (start, end, nb, dr))
+                .collect();
             parts.into_par_iter().for_each(|(start, end, nb, dr)| {
                 let mut i = 0;
                 for v in start as VertexId..end as VertexId {
@@ -533,24 +544,10 @@ fn count_total_by_rank(view: &SimpleView<'_>) -> u64 {
                 .count() as u64
         })
         .collect();
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0u64);
-    let mut acc = 0u64;
-    for d in &odeg {
-        acc += d;
-        offsets.push(acc);
-    }
+    let offsets = prefix_offsets(&odeg);
     drop(odeg);
-    let mut nbrs = vec![0 as VertexId; acc as usize];
-    let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
-    let mut rest: &mut [VertexId] = &mut nbrs;
-    for start in (0..n).step_by(BLOCK) {
-        let end = (start + BLOCK).min(n);
-        let (head, tail) =
-            std::mem::take(&mut rest).split_at_mut((offsets[end] - offsets[start]) as usize);
-        parts.push((start, end, head));
-        rest = tail;
-    }
+    let mut nbrs = vec![0 as VertexId; offsets[n] as usize];
+    let parts = block_slices(&mut nbrs, &offsets);
     parts.into_par_iter().for_each(|(start, end, nb)| {
         let mut i = 0;
         for (r, &v) in order.iter().enumerate().take(end).skip(start) {
