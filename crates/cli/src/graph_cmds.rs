@@ -9,7 +9,8 @@ use plexus_graph::generate::{GenOptions, Generator};
 use plexus_graph::import::{CsvOptions, IdType};
 use plexus_graph::store::{check_graph_file, dir_size, FORMAT_VERSION, GRAPH_FILE};
 use plexus_graph::{
-    DataDir, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, Provenance, VertexOrder,
+    DataDir, DegreeSummary, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, Provenance,
+    VertexOrder,
 };
 use serde_json::json;
 
@@ -341,43 +342,19 @@ pub struct DegreeStats {
 }
 
 pub fn degree_stats(g: &Graph) -> DegreeStats {
-    use rayon::prelude::*;
-    let n = g.num_vertices();
-    if n == 0 {
-        return DegreeStats {
-            min: 0,
-            max: 0,
-            mean: 0.0,
-            top: vec![],
-        };
-    }
-    let deg = |v: usize| g.out_degree(v as u32) as u64;
-    let (min, max) = (0..n)
-        .into_par_iter()
-        .map(|v| (deg(v), deg(v)))
-        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
-    // Top-5 by degree, ties by id.
-    let top5 = (0..n)
-        .into_par_iter()
-        .fold(Vec::new, |mut acc: Vec<(u64, usize)>, v| {
-            acc.push((deg(v), v));
-            acc.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            acc.truncate(5);
-            acc
-        })
-        .reduce(Vec::new, |mut a, b| {
-            a.extend(b);
-            a.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-            a.truncate(5);
-            a
-        });
+    stats_of(g, g.degree_summary())
+}
+
+/// External-id form of a stored or computed [`DegreeSummary`].
+fn stats_of(g: &Graph, d: DegreeSummary) -> DegreeStats {
     DegreeStats {
-        min,
-        max,
-        mean: g.num_arcs() as f64 / n as f64,
-        top: top5
+        min: d.min,
+        max: d.max,
+        mean: d.mean,
+        top: d
+            .top
             .into_iter()
-            .map(|(d, v)| (g.ids().external_string(v as u32), d))
+            .map(|(v, deg)| (g.ids().external_string(v), deg))
             .collect(),
     }
 }
@@ -393,9 +370,14 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
         }
         check_graph_file(&ctx.data.graph_dir(&a.name).join(GRAPH_FILE))?;
     }
-    let g = ctx.data.open_checked(&a.name)?;
+    // O(1) in the graph size: the header and maps, and the degree summary
+    // stored at save (computed for stores written before it existed).
+    let g = ctx.data.open(&a.name)?;
     let m = g.meta();
-    let st = degree_stats(&g);
+    let st = match ctx.data.degree_summary(&a.name) {
+        Some(d) if d.top.iter().all(|&(v, _)| (v as usize) < g.num_vertices()) => stats_of(&g, d),
+        _ => degree_stats(&g),
+    };
     let on_disk = dir_size(&ctx.data.graph_dir(&a.name));
     let weights = if !m.weighted {
         "none"

@@ -652,6 +652,7 @@ fn check_pagerank(
         tolerance: g.meta_num("tol"),
         max_iterations: g.meta_num("max_iter"),
         personalization,
+        ..Default::default()
     };
     let out = algo::pagerank::run(&g.graph, &cfg)
         .unwrap_or_else(|e| panic!("{}/{algo_name}: {e}", g.name));

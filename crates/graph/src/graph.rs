@@ -122,7 +122,71 @@ impl WeightStats {
     }
 }
 
+/// A summary of the out-degrees, stored beside the topology at save so that
+/// `plexus info` need not scan the offsets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DegreeSummary {
+    /// Smallest out-degree (0 for an empty graph).
+    pub min: u64,
+    /// Largest out-degree.
+    pub max: u64,
+    /// Stored arcs ÷ vertices (0 for an empty graph).
+    pub mean: f64,
+    /// The five largest out-degrees as (internal id, degree), by degree
+    /// descending, ties by id.
+    pub top: Vec<(VertexId, u64)>,
+}
+
 impl Graph {
+    /// The out-degree summary, computed in one parallel pass (O(n)).
+    pub fn degree_summary(&self) -> DegreeSummary {
+        use rayon::prelude::*;
+        const TOP: usize = 5;
+        let n = self.num_vertices();
+        if n == 0 {
+            return DegreeSummary {
+                min: 0,
+                max: 0,
+                mean: 0.0,
+                top: Vec::new(),
+            };
+        }
+        let offs = self.out.offsets();
+        let by_degree =
+            |a: &(u64, VertexId), b: &(u64, VertexId)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+        let (min, max, mut top) = (0..n)
+            .into_par_iter()
+            .fold(
+                || (u64::MAX, 0u64, Vec::with_capacity(TOP + 1)),
+                |(lo, hi, mut top): (u64, u64, Vec<(u64, VertexId)>), v| {
+                    let d = offs[v + 1] - offs[v];
+                    if top.len() < TOP || d > top[top.len() - 1].0 {
+                        top.push((d, v as VertexId));
+                        top.sort_by(by_degree);
+                        top.truncate(TOP);
+                    }
+                    (lo.min(d), hi.max(d), top)
+                },
+            )
+            .reduce(
+                || (u64::MAX, 0, Vec::new()),
+                |a, b| {
+                    let mut top = a.2;
+                    top.extend(b.2);
+                    top.sort_by(by_degree);
+                    top.truncate(TOP);
+                    (a.0.min(b.0), a.1.max(b.1), top)
+                },
+            );
+        top.sort_by(by_degree);
+        DegreeSummary {
+            min,
+            max,
+            mean: self.num_arcs() as f64 / n as f64,
+            top: top.into_iter().map(|(d, v)| (v, d)).collect(),
+        }
+    }
+
     /// Statistics of the out-edge weights (`None` for an unweighted graph),
     /// computed in parallel on the first call and cached.
     pub fn weight_stats(&self) -> Option<&WeightStats> {

@@ -19,7 +19,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::adjacency::Adjacency;
 use crate::chunks::Chunk;
-use crate::graph::{Graph, GraphMeta, VertexOrder};
+use crate::graph::{DegreeSummary, Graph, GraphMeta, VertexOrder};
 use crate::ids::IdMap;
 use crate::section::Section;
 use crate::{GraphError, Result};
@@ -32,6 +32,9 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const GRAPH_FILE: &str = "graph.plx";
 /// Name of the provenance file inside a graph directory.
 pub const META_FILE: &str = "meta.json";
+/// File name of the out-degree summary beside the topology, so that `info`
+/// reads it instead of scanning the offsets.
+pub const DEGREES_FILE: &str = "degrees.json";
 /// Sections start at multiples of this many bytes.
 pub const SECTION_ALIGN: u64 = 4096;
 const FIXED_HEADER: usize = 64;
@@ -207,6 +210,10 @@ impl DataDir {
             let text = serde_json::to_string_pretty(prov)
                 .map_err(|e| GraphError::io(&meta_path, std::io::Error::other(e)))?;
             fs::write(&meta_path, text).map_err(|e| GraphError::io(&meta_path, e))?;
+            let degrees_path = tmp.join(DEGREES_FILE);
+            let text = serde_json::to_string_pretty(&g.degree_summary())
+                .map_err(|e| GraphError::io(&degrees_path, std::io::Error::other(e)))?;
+            fs::write(&degrees_path, text).map_err(|e| GraphError::io(&degrees_path, e))?;
             if final_dir.exists() {
                 let trash = self
                     .root
@@ -250,6 +257,14 @@ impl DataDir {
     /// Reads the provenance of graph `name`.
     pub fn provenance(&self, name: &str) -> Option<Provenance> {
         let text = fs::read_to_string(self.graph_dir(name).join(META_FILE)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Reads the out-degree summary written with graph `name` (`None` when
+    /// absent or unreadable, e.g. a store written before it existed: then
+    /// compute [`Graph::degree_summary`]).
+    pub fn degree_summary(&self, name: &str) -> Option<DegreeSummary> {
+        let text = fs::read_to_string(self.graph_dir(name).join(DEGREES_FILE)).ok()?;
         serde_json::from_str(&text).ok()
     }
 
@@ -770,6 +785,28 @@ mod tests {
             &o,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn the_degree_summary_is_stored_and_equals_a_plain_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::new(dir.path());
+        let edges: Vec<(u32, u32)> = (0..300u32)
+            .flat_map(|v| (0..v % 7).map(move |k| (v, (v * 13 + k * 7) % 300)))
+            .collect();
+        let g = Graph::from_edges(300, &edges, &BuildOptions::directed()).unwrap();
+        data.save("g", &g, &Provenance::default(), false).unwrap();
+        let stored = data.degree_summary("g").unwrap();
+        assert_eq!(stored, g.degree_summary());
+        let degs: Vec<u64> = (0..300).map(|v| g.out_degree(v) as u64).collect();
+        assert_eq!(stored.min, *degs.iter().min().unwrap());
+        assert_eq!(stored.max, *degs.iter().max().unwrap());
+        let mut want: Vec<(u32, u64)> = (0..300u32).map(|v| (v, degs[v as usize])).collect();
+        want.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        want.truncate(5);
+        assert_eq!(stored.top, want);
+        std::fs::write(data.graph_dir("g").join(DEGREES_FILE), "{ not json").unwrap();
+        assert!(data.degree_summary("g").is_none());
     }
 
     #[test]

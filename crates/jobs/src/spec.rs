@@ -178,6 +178,7 @@ pub(crate) fn resolve(g: &Graph, alg: &Algorithm) -> Result<Resolved, JobError> 
                 tolerance: *tolerance,
                 max_iterations: *max_iterations,
                 personalization,
+                ..Default::default()
             })
         }
         Algorithm::Wcc => Resolved::Wcc,

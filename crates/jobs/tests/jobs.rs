@@ -101,6 +101,7 @@ fn check(g: &Graph, alg: &Algorithm, values: &Values) {
                 personalization: personalization
                     .as_ref()
                     .map(|p| p.iter().map(|s| ext(s)).collect()),
+                ..Default::default()
             };
             let want = pagerank::run(g, &cfg).unwrap();
             assert_eq!(*it, want.iterations);

@@ -25,17 +25,43 @@
 //! whose change `Σ_v |PR'(v) - PR(v)| < |V|·tolerance`, or after
 //! `max_iterations` (then `converged = false`; NetworkX raises instead).
 //!
-//! **Method.** A dense-only [`VertexProgram`] (pull along in-edges, every
-//! vertex active), as Gemini runs PageRank: a vertex step computes each
-//! vertex's contribution `PR(u)/outdeg(u)`, the dense signal sums the
+//! **Methods.** [`Method::Jacobi`] (the default) is the iteration above,
+//! exactly as NetworkX runs it. [`Method::GaussSeidel`] sweeps the vertices
+//! in fixed blocks of [`GS_BLOCK`] ids and, within a block, uses the values
+//! already computed in this sweep for lower ids of the same block (values
+//! from other blocks are the previous sweep's, so the result does not depend
+//! on the thread count). It converges to the same fixed point in about half
+//! the iterations on graphs whose ids have locality (road networks), as
+//! GAPBS's `pr` does. Either way `Σ |F(x) - x| ≤ d · change` for the
+//! returned `x` and the last sweep's L1 change, which [`verify`] checks.
+//! A sweep does not conserve mass exactly: Gauss–Seidel ranks sum to 1
+//! within `d · change / (1 - d)` (they are not renormalised).
+//!
+//! **Precision.** [`Precision::Double`] (default) keeps contributions
+//! `PR(u)/outdeg(u)` in f64. [`Precision::Single`] stores them in f32 (sums
+//! and ranks stay f64): half the bytes of the randomly read array, the
+//! layout GAPBS uses, at a relative error of about 6e-8 per contribution,
+//! so the L1 change cannot fall much below about 1e-7 (choose
+//! `|V| · tolerance ≥ 1e-6`).
+//!
+//! **Execution.** The algorithm is a dense-only [`VertexProgram`] (pull
+//! along in-edges, every vertex active), as Gemini runs PageRank: a vertex
+//! step computes each vertex's contribution, the dense signal sums the
 //! contributions of `v`'s in-neighbours in CSC order, the dense slot applies
-//! the formula. Sums over vertices (dangling mass, change) use fixed blocks,
-//! so results are bit-identical for any number of threads.
+//! the formula; [`run_on`] drives it on any [`Executor`] (Jacobi, double).
+//! On one machine in memory, [`run`] uses a fused kernel with the same
+//! arithmetic: one pass per iteration computes the new rank, the change,
+//! the next contribution and the next dangling mass together. Sums over
+//! vertices use fixed blocks, so results are bit-identical for any number
+//! of threads (and the Jacobi/double kernel equals [`run_on`] bit for bit).
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use crate::error::{AlgoError, VerifyError};
-use crate::program::{AtomicF64, Executor, InEdges, InMemory, Modes, StepOptions, VertexProgram};
+use crate::program::{
+    deterministic_sum, trace_enabled, AtomicF64, Executor, InEdges, Modes, StepOptions,
+    VertexProgram,
+};
 use crate::subset::VertexSubset;
 
 /// Default damping factor `d`.
@@ -44,6 +70,58 @@ pub const DEFAULT_DAMPING: f64 = 0.85;
 pub const DEFAULT_TOLERANCE: f64 = 1e-6;
 /// Default cap on iterations when stopping by tolerance (NetworkX's default).
 pub const DEFAULT_MAX_ITERATIONS: usize = 100;
+/// Vertices per block of the fused kernel's Jacobi sweep (and of its sums).
+const JACOBI_BLOCK: usize = 1024;
+/// Vertices per block of a Gauss–Seidel sweep: within a block, values of
+/// this sweep are used; across blocks, the previous sweep's.
+pub const GS_BLOCK: usize = 4096;
+
+/// How an iteration uses the values it has already computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Method {
+    /// Every vertex reads the previous iteration's values (NetworkX, Graphalytics).
+    #[default]
+    Jacobi,
+    /// Blockwise Gauss–Seidel: within a block of [`GS_BLOCK`] ids, lower
+    /// ids' values of this sweep (GAPBS's `pr`); same fixed point.
+    GaussSeidel,
+}
+
+impl std::str::FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "jacobi" => Ok(Method::Jacobi),
+            "gauss-seidel" | "gs" => Ok(Method::GaussSeidel),
+            _ => Err(format!(
+                "unknown PageRank method '{s}' (expected jacobi or gauss-seidel)"
+            )),
+        }
+    }
+}
+
+/// How contributions `PR(u)/outdeg(u)` are stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// f64 (default).
+    #[default]
+    Double,
+    /// f32 contributions, f64 sums and ranks (GAPBS's layout is all f32).
+    Single,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "double" | "f64" => Ok(Precision::Double),
+            "single" | "f32" => Ok(Precision::Single),
+            _ => Err(format!(
+                "unknown precision '{s}' (expected double or single)"
+            )),
+        }
+    }
+}
 
 /// PageRank parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +138,10 @@ pub struct Config {
     /// Personalised PageRank: teleport and dangling mass go uniformly to
     /// these vertices (internal ids; duplicates count once). `None`: all vertices.
     pub personalization: Option<Vec<VertexId>>,
+    /// Jacobi (default) or blockwise Gauss–Seidel sweeps.
+    pub method: Method,
+    /// Storage of contributions; default f64.
+    pub precision: Precision,
 }
 
 impl Default for Config {
@@ -70,6 +152,8 @@ impl Default for Config {
             tolerance: DEFAULT_TOLERANCE,
             max_iterations: DEFAULT_MAX_ITERATIONS,
             personalization: None,
+            method: Method::Jacobi,
+            precision: Precision::Double,
         }
     }
 }
@@ -83,6 +167,8 @@ pub struct Output {
     pub iterations: usize,
     /// Whether the last iteration changed the ranks by less than `|V| · tolerance` (L1).
     pub converged: bool,
+    /// `Σ_v |PR'(v) - PR(v)|` of the last iteration (0 when none ran).
+    pub change: f64,
 }
 
 /// The teleport vector: uniform, or uniform over a set of sources.
@@ -204,10 +290,15 @@ impl VertexProgram for Program<'_> {
 }
 
 /// Runs PageRank (personalised when `cfg.personalization` is set) in
-/// parallel on the current rayon pool.
+/// parallel on the current rayon pool, with the fused in-memory kernel.
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let teleport = prepare(g, cfg)?;
-    run_on(&InMemory::new(g), g, cfg, teleport)
+    Ok(match (cfg.method, cfg.precision) {
+        (Method::Jacobi, Precision::Double) => fused::<f64, false, JACOBI_BLOCK>(g, cfg, &teleport),
+        (Method::Jacobi, Precision::Single) => fused::<f32, false, JACOBI_BLOCK>(g, cfg, &teleport),
+        (Method::GaussSeidel, Precision::Double) => fused::<f64, true, GS_BLOCK>(g, cfg, &teleport),
+        (Method::GaussSeidel, Precision::Single) => fused::<f32, true, GS_BLOCK>(g, cfg, &teleport),
+    })
 }
 
 /// Personalised PageRank from one source: [`run`] with
@@ -220,18 +311,179 @@ pub fn run_personalized(g: &Graph, cfg: &Config, source: VertexId) -> Result<Out
     run(g, &cfg)
 }
 
-fn run_on<E: Executor>(
-    exec: &E,
+/// A stored contribution `PR(u)/outdeg(u)`: f64, or f32 for [`Precision::Single`].
+trait Contribution: Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Contribution for f64 {
+    const ZERO: Self = 0.0;
+    #[inline]
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Contribution for f32 {
+    const ZERO: Self = 0.0;
+    #[inline]
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// The contribution of a vertex of out-degree `deg` with rank `rank` (0 when dangling).
+#[inline]
+fn contribution<C: Contribution>(rank: f64, deg: usize) -> C {
+    if deg == 0 {
+        C::ZERO
+    } else {
+        // Through i64: a single conversion instruction (degrees < 2^63).
+        C::from_f64(rank / deg as i64 as f64)
+    }
+}
+
+/// The fused in-memory kernel: per iteration one parallel pass over blocks
+/// of `BLOCK` vertices that, for each vertex `u` in id order, sums the
+/// contributions of its in-neighbours (CSC order), applies the formula,
+/// adds `|PR'(u) - PR(u)|` to the block's change and writes `u`'s next
+/// contribution (or adds its rank to the block's dangling mass). Block
+/// partial sums are added in block order, so the result does not depend on
+/// the number of threads. `GS`: within a block, in-neighbours of lower id
+/// read this sweep's contribution.
+fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
     g: &Graph,
     cfg: &Config,
-    teleport: Teleport,
-) -> Result<Output, AlgoError> {
+    teleport: &Teleport,
+) -> Output {
+    let n = g.num_vertices();
+    if n == 0 {
+        return Output {
+            rank: Vec::new(),
+            iterations: 0,
+            converged: true,
+            change: 0.0,
+        };
+    }
+    let d = cfg.damping;
+    let in_offsets = g.inc().offsets();
+    let sources = g.inc().neighbor_array();
+    let out_offsets = g.out().offsets();
+    let start = 1.0 / n as f64;
+    let mut rank = vec![start; n];
+    let mut old: Vec<C> = (0..n)
+        .into_par_iter()
+        .map(|u| contribution(start, g.out_degree(u as VertexId)))
+        .collect();
+    let mut new: Vec<C> = vec![C::ZERO; n];
+    let mut dangling = deterministic_sum(n, |u| if g.out_degree(u) == 0 { start } else { 0.0 });
+    let limit = cfg.iterations.unwrap_or(cfg.max_iterations);
+    let (mut iterations, mut converged, mut change) = (0, false, 0.0);
+    while iterations < limit {
+        crate::progress::GLOBAL.record_superstep(n as u64);
+        let started = trace_enabled().then(std::time::Instant::now);
+        let prev: &[C] = &old;
+        let partials: Vec<(f64, f64)> = rank
+            .par_chunks_mut(BLOCK)
+            .zip(new.par_chunks_mut(BLOCK))
+            .enumerate()
+            .map(|(b, (ranks, next))| {
+                let lo = b * BLOCK;
+                let len = ranks.len();
+                // The block's slices of the topology, hoisted out of the loop.
+                let in_offs = &in_offsets[lo..=lo + len];
+                let out_offs = &out_offsets[lo..=lo + len];
+                if GS {
+                    // `next` starts as the previous sweep's values of the
+                    // block; entry `i` is overwritten when vertex `lo + i` is
+                    // done, so reading `next` for any in-block neighbour
+                    // gives this sweep's value for lower ids and the last
+                    // sweep's for the others (a well-predicted branch).
+                    next.copy_from_slice(&prev[lo..lo + len]);
+                }
+                let (mut block_change, mut block_dangling) = (0.0f64, 0.0f64);
+                for i in 0..len {
+                    let u = lo + i;
+                    let mut sum = 0.0f64;
+                    let edges = &sources[in_offs[i] as usize..in_offs[i + 1] as usize];
+                    for &v in edges {
+                        let v = v as usize;
+                        let x = if GS && v.wrapping_sub(lo) < len {
+                            next[v - lo]
+                        } else {
+                            prev[v]
+                        };
+                        sum += x.to_f64();
+                    }
+                    let t = match teleport {
+                        Teleport::Uniform(t) => *t,
+                        Teleport::Sources { member, share } => {
+                            if member[u] {
+                                *share
+                            } else {
+                                0.0
+                            }
+                        }
+                    };
+                    let y = d * (sum + dangling * t) + (1.0 - d) * t;
+                    block_change += (y - ranks[i]).abs();
+                    ranks[i] = y;
+                    let deg = (out_offs[i + 1] - out_offs[i]) as usize;
+                    if deg == 0 {
+                        block_dangling += y;
+                    }
+                    next[i] = contribution(y, deg);
+                }
+                (block_change, block_dangling)
+            })
+            .collect();
+        change = partials.iter().map(|p| p.0).sum();
+        dangling = partials.iter().map(|p| p.1).sum();
+        std::mem::swap(&mut old, &mut new);
+        if let Some(t) = started {
+            eprintln!(
+                "plexus-trace pagerank iteration {} change {change:e} {:.3} ms",
+                iterations + 1,
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        iterations += 1;
+        converged = change < n as f64 * cfg.tolerance;
+        if converged && cfg.iterations.is_none() {
+            break;
+        }
+    }
+    Output {
+        rank,
+        iterations,
+        converged,
+        change,
+    }
+}
+
+/// Runs PageRank as the vertex program on any executor (Jacobi, f64
+/// contributions; `cfg.method` and `cfg.precision` are not used): the same
+/// arithmetic as [`run`]'s Jacobi/double kernel.
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    let g = exec.graph();
+    let teleport = prepare(g, cfg)?;
     let n = g.num_vertices();
     if n == 0 {
         return Ok(Output {
             rank: Vec::new(),
             iterations: 0,
             converged: true,
+            change: 0.0,
         });
     }
     let start = 1.0 / n as f64;
@@ -249,15 +501,11 @@ fn run_on<E: Executor>(
     let opts = StepOptions::default();
     let mut iterations = 0;
     let mut converged = false;
+    let mut change = 0.0;
     while iterations < limit {
         // Vertex step: contributions; then the dangling mass (deterministic sum).
         exec.process_vertices(&all, |u| {
-            let deg = p.g.out_degree(u);
-            let c = if deg == 0 {
-                0.0
-            } else {
-                p.rank[u as usize].load() / deg as f64
-            };
+            let c = contribution::<f64>(p.rank[u as usize].load(), p.g.out_degree(u));
             p.contrib[u as usize].store(c);
             false
         });
@@ -269,8 +517,7 @@ fn run_on<E: Executor>(
             }
         });
         exec.superstep(&p, &all, &opts);
-        let change =
-            exec.vertex_sum(|v| (p.next[v as usize].load() - p.rank[v as usize].load()).abs());
+        change = exec.vertex_sum(|v| (p.next[v as usize].load() - p.rank[v as usize].load()).abs());
         std::mem::swap(&mut p.rank, &mut p.next);
         iterations += 1;
         converged = change < n as f64 * cfg.tolerance;
@@ -282,10 +529,11 @@ fn run_on<E: Executor>(
         rank: p.rank.into_par_iter().map(AtomicF64::into_inner).collect(),
         iterations,
         converged,
+        change,
     })
 }
 
-/// One power iteration, sequentially: returns `PR'` for `x`.
+/// One Jacobi iteration, sequentially, in f64: returns `F(x)`.
 fn iterate(g: &Graph, damping: f64, teleport: &Teleport, x: &[f64]) -> Vec<f64> {
     let n = g.num_vertices();
     let dangling: f64 = (0..n as VertexId)
@@ -305,23 +553,60 @@ fn iterate(g: &Graph, damping: f64, teleport: &Teleport, x: &[f64]) -> Vec<f64> 
         .collect()
 }
 
-/// Plain sequential power iteration with the same definition and stopping rule.
+/// Plain sequential iteration with the same definition, method, precision
+/// and stopping rule as [`run`]: one loop over the vertices per iteration.
 pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let teleport = prepare(g, cfg)?;
+    Ok(match cfg.precision {
+        Precision::Double => reference_with::<f64>(g, cfg, &teleport),
+        Precision::Single => reference_with::<f32>(g, cfg, &teleport),
+    })
+}
+
+fn reference_with<C: Contribution>(g: &Graph, cfg: &Config, teleport: &Teleport) -> Output {
     let n = g.num_vertices();
     if n == 0 {
-        return Ok(Output {
+        return Output {
             rank: Vec::new(),
             iterations: 0,
             converged: true,
-        });
+            change: 0.0,
+        };
     }
+    let d = cfg.damping;
     let mut x = vec![1.0 / n as f64; n];
     let limit = cfg.iterations.unwrap_or(cfg.max_iterations);
-    let (mut iterations, mut converged) = (0, false);
+    let (mut iterations, mut converged, mut change) = (0, false, 0.0);
     while iterations < limit {
-        let y = iterate(g, cfg.damping, &teleport, &x);
-        let change: f64 = y.iter().zip(&x).map(|(a, b)| (a - b).abs()).sum();
+        let contrib: Vec<C> = (0..n)
+            .map(|u| contribution(x[u], g.out_degree(u as VertexId)))
+            .collect();
+        let mut fresh = contrib.clone();
+        let dangling: f64 = (0..n)
+            .filter(|&u| g.out_degree(u as VertexId) == 0)
+            .map(|u| x[u])
+            .sum();
+        let mut y = vec![0.0; n];
+        for u in 0..n {
+            let block = u - u % GS_BLOCK;
+            let sum: f64 = g
+                .in_neighbors(u as VertexId)
+                .iter()
+                .map(|&v| {
+                    let v = v as usize;
+                    let gauss_seidel = cfg.method == Method::GaussSeidel;
+                    if gauss_seidel && v >= block && v < u {
+                        fresh[v].to_f64()
+                    } else {
+                        contrib[v].to_f64()
+                    }
+                })
+                .sum();
+            let t = teleport.at(u as VertexId);
+            y[u] = d * (sum + dangling * t) + (1.0 - d) * t;
+            fresh[u] = contribution(y[u], g.out_degree(u as VertexId));
+        }
+        change = y.iter().zip(&x).map(|(a, b)| (a - b).abs()).sum();
         x = y;
         iterations += 1;
         converged = change < n as f64 * cfg.tolerance;
@@ -329,19 +614,28 @@ pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
             break;
         }
     }
-    Ok(Output {
+    Output {
         rank: x,
         iterations,
         converged,
-    })
+        change,
+    }
 }
 
 /// Checks that `out.rank` is a probability vector and a fixed point of the
-/// iteration within what the run's own stopping rule guarantees: with
-/// `F` one iteration, `Σ |F(x) - x| ≤ |V|·tolerance` when it converged
-/// (the change of the last step bounds the residual, `F` being a
-/// `d`-contraction in L1), and `≤ 2(1 + d)·d^k` after `k` iterations from
-/// any start (the distance to the fixed point shrinks by `d` per step).
+/// iteration `F` (one Jacobi step, f64) within what the run guarantees:
+///
+/// * for either method, `Σ |F(x) - x| ≤ d · change`, `change` being the
+///   last iteration's L1 change (`F` is a `d`-contraction in L1, and a
+///   Gauss–Seidel sweep's residual is bounded by `d` times its change,
+///   whatever mixture of old and new values it read);
+/// * when it converged, `change < |V|·tolerance`;
+/// * for Jacobi, also `≤ 2(1 + d)·d^k` after `k` iterations from any start;
+/// * the ranks sum to 1: exactly for Jacobi, within `d·change/(1 - d)` for
+///   Gauss–Seidel (from `Σ F(x) - Σ x = (1 - d)(1 - Σ x)`).
+///
+/// With [`Precision::Single`] the sums allow for f32 rounding of the
+/// contributions (about `4·2⁻²³/(1 - d)` in L1).
 pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> {
     let teleport =
         prepare(g, cfg).map_err(|e| VerifyError::new(format!("bad configuration: {e}")))?;
@@ -361,15 +655,43 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
             out.rank[v]
         )));
     }
-    let sum: f64 = out.rank.iter().sum();
-    let slack = 1e-9 + n as f64 * 1e-14;
-    if (sum - 1.0).abs() > slack {
-        return Err(VerifyError::new(format!("ranks sum to {sum}, not 1")));
-    }
     let d = cfg.damping;
-    let mut bound = 2.0 * (1.0 + d) * d.powi(out.iterations.min(i32::MAX as usize) as i32);
-    if out.converged {
-        bound = bound.min(n as f64 * cfg.tolerance);
+    let mut slack = 1e-9 + n as f64 * 1e-14;
+    if cfg.precision == Precision::Single {
+        slack += 4.0 * f64::from(f32::EPSILON) / (1.0 - d);
+    }
+    if !(out.change >= 0.0 && out.change.is_finite()) {
+        return Err(VerifyError::new(format!(
+            "the reported last change {} is not a finite number >= 0",
+            out.change
+        )));
+    }
+    // Jacobi conserves mass exactly; a Gauss–Seidel sweep does not, but
+    // `Σ F(x) - Σ x = (1 - d)(1 - Σ x)`, so `|1 - Σ x| ≤ d·change / (1 - d)`.
+    let mut sum_slack = slack;
+    if cfg.method == Method::GaussSeidel && out.iterations > 0 {
+        sum_slack += d * out.change / (1.0 - d);
+    }
+    let sum: f64 = out.rank.iter().sum();
+    if (sum - 1.0).abs() > sum_slack {
+        return Err(VerifyError::new(format!(
+            "ranks sum to {sum}, not 1 (allowed deviation {sum_slack:e})"
+        )));
+    }
+    if out.converged && out.iterations > 0 && out.change >= n as f64 * cfg.tolerance {
+        return Err(VerifyError::new(format!(
+            "reported converged, but the last change {:e} is not below |V|·tolerance = {:e}",
+            out.change,
+            n as f64 * cfg.tolerance
+        )));
+    }
+    let mut bound = if out.iterations == 0 {
+        f64::INFINITY
+    } else {
+        d * out.change
+    };
+    if cfg.method == Method::Jacobi {
+        bound = bound.min(2.0 * (1.0 + d) * d.powi(out.iterations.min(i32::MAX as usize) as i32));
     }
     bound += slack;
     let y = iterate(g, d, &teleport, &out.rank);
@@ -534,6 +856,135 @@ mod tests {
         assert!(verify(&g, &cfg, &bad).unwrap_err().0.contains("vertex 1"));
     }
 
+    #[test]
+    fn gauss_seidel_reaches_the_same_fixed_point_in_fewer_sweeps_on_a_grid() {
+        let g = plexus_graph::generate::generate(
+            plexus_graph::generate::Generator::Grid2d {
+                width: 60,
+                height: 60,
+            },
+            &Default::default(),
+        )
+        .unwrap();
+        let base = Config {
+            tolerance: 1e-9,
+            max_iterations: 1000,
+            ..Config::default()
+        };
+        let jacobi = run(&g, &base).unwrap();
+        let gs_cfg = Config {
+            method: Method::GaussSeidel,
+            ..base.clone()
+        };
+        let gs = run(&g, &gs_cfg).unwrap();
+        verify(&g, &base, &jacobi).unwrap();
+        verify(&g, &gs_cfg, &gs).unwrap();
+        assert!(jacobi.converged && gs.converged);
+        assert!(
+            gs.iterations < jacobi.iterations,
+            "{} sweeps vs {} iterations",
+            gs.iterations,
+            jacobi.iterations
+        );
+        // Each is within `residual/(1 - d) ≤ d·change/(1 - d)` of the fixed point in L1.
+        let d = base.damping;
+        let within = |o: &Output| d * o.change / (1.0 - d);
+        let l1: f64 = gs
+            .rank
+            .iter()
+            .zip(&jacobi.rank)
+            .map(|(a, b)| (a - b).abs())
+            .sum();
+        assert!(l1 <= within(&gs) + within(&jacobi), "{l1}");
+    }
+
+    #[test]
+    fn single_precision_verifies_and_stays_close_to_double() {
+        let g = plexus_graph::generate::generate(
+            plexus_graph::generate::Generator::Rmat,
+            &plexus_graph::generate::GenOptions {
+                scale: 10,
+                edge_factor: 8,
+                seed: 3,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let double = Config {
+            tolerance: 1e-6 / g.num_vertices() as f64,
+            ..Config::default()
+        };
+        let single = Config {
+            precision: Precision::Single,
+            ..double.clone()
+        };
+        let a = run(&g, &double).unwrap();
+        let b = run(&g, &single).unwrap();
+        verify(&g, &single, &b).unwrap();
+        let l1: f64 = a.rank.iter().zip(&b.rank).map(|(x, y)| (x - y).abs()).sum();
+        assert!(l1 < 1e-5, "{l1}");
+    }
+
+    #[test]
+    fn the_vertex_program_equals_the_fused_kernel_bit_for_bit() {
+        let g = plexus_graph::generate::generate(
+            plexus_graph::generate::Generator::Rmat,
+            &plexus_graph::generate::GenOptions {
+                scale: 9,
+                edge_factor: 8,
+                seed: 5,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for personalization in [None, Some(vec![3])] {
+            let cfg = Config {
+                personalization,
+                ..Config::default()
+            };
+            let fused = run(&g, &cfg).unwrap();
+            let program = run_on(&crate::program::InMemory::new(&g), &cfg).unwrap();
+            assert_eq!(fused.iterations, program.iterations);
+            assert_eq!(fused.change.to_bits(), program.change.to_bits());
+            assert!(fused
+                .rank
+                .iter()
+                .zip(&program.rank)
+                .all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+    }
+
+    #[test]
+    fn the_verifier_rejects_a_false_claim_of_change() {
+        let g = Graph::from_edges(
+            4,
+            &[(0, 1), (1, 2), (2, 0), (3, 0)],
+            &BuildOptions::directed(),
+        )
+        .unwrap();
+        let cfg = Config {
+            iterations: Some(3),
+            method: Method::GaussSeidel,
+            ..Config::default()
+        };
+        let mut out = run(&g, &cfg).unwrap();
+        verify(&g, &cfg, &out).unwrap();
+        out.change = 0.0;
+        let e = verify(&g, &cfg, &out).unwrap_err().0;
+        assert!(e.contains("fixed point") || e.contains("sum"), "{e}");
+        out.change = f64::NAN;
+        assert!(verify(&g, &cfg, &out).unwrap_err().0.contains("change"));
+    }
+
+    fn methods() -> impl Strategy<Value = (Method, Precision)> {
+        prop_oneof![
+            Just((Method::Jacobi, Precision::Double)),
+            Just((Method::GaussSeidel, Precision::Double)),
+            Just((Method::Jacobi, Precision::Single)),
+            Just((Method::GaussSeidel, Precision::Single)),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
@@ -541,12 +992,16 @@ mod tests {
             spec in graphs(),
             fixed in proptest::option::of(0usize..6),
             source in proptest::option::of(0usize..1000),
+            (method, precision) in methods(),
         ) {
             let g = spec.build();
+            let single = precision == Precision::Single;
             let cfg = Config {
                 iterations: fixed,
-                tolerance: 1e-10,
+                tolerance: if single { 1e-6 } else { 1e-10 },
                 personalization: source.map(|s| vec![(s % g.num_vertices()) as VertexId]),
+                method,
+                precision,
                 ..Config::default()
             };
             let want = reference(&g, &cfg).unwrap();
@@ -554,8 +1009,9 @@ mod tests {
             let first = with_threads(1, || run(&g, &cfg)).unwrap().unwrap();
             prop_assert_eq!(first.iterations, want.iterations);
             prop_assert_eq!(first.converged, want.converged);
+            let close = if single { 1e-7 } else { 1e-12 };
             for (a, b) in first.rank.iter().zip(&want.rank) {
-                prop_assert!((a - b).abs() <= 1e-12, "{} vs {}", a, b);
+                prop_assert!((a - b).abs() <= close, "{} vs {}", a, b);
             }
             if let Err(e) = verify(&g, &cfg, &first) {
                 return Err(TestCaseError::fail(e.to_string()));
