@@ -51,6 +51,8 @@ KERNELS = [
     ("bfs", "any"),
     ("sssp", "any"),
     ("pagerank", "any"),
+    # GAPBS's layout: blockwise Gauss-Seidel, f32 contributions (Plexus only).
+    ("pagerank-gs", "any"),
     ("ppr", "any"),
     ("wcc", "any"),
     ("scc", "directed"),
@@ -168,8 +170,10 @@ def kernel_args(kernel, name, info):
         args += ["--source", str(root)]
     if kernel == "sssp":
         args += ["--delta", str(delta)]
-    if kernel in ("pagerank", "ppr"):
+    if kernel in ("pagerank", "pagerank-gs", "ppr"):
         args += ["--tolerance", repr(PR_L1 / n)]
+    if kernel == "pagerank-gs":
+        args += ["--method", "gauss-seidel", "--precision", "single"]
     if kernel == "betweenness":
         args += ["--samples", str(BC_SOURCES), "--seed", "1"]
     return args, root
@@ -177,7 +181,8 @@ def kernel_args(kernel, name, info):
 
 def run_plexus(kernel, name, info, runs, threads):
     args, _ = kernel_args(kernel, name, info)
-    cmd = [PLEXUS, "-q", "run", kernel, name, "--threads", str(threads), "--repeat", str(runs),
+    algorithm = "pagerank" if kernel == "pagerank-gs" else kernel
+    cmd = [PLEXUS, "-q", "run", algorithm, name, "--threads", str(threads), "--repeat", str(runs),
            "--verify", "--json"] + args
     try:
         out, wall, rss = timed_process(cmd, env=env_plexus())
@@ -247,11 +252,13 @@ def probe(threads):
 def bytes_per_iteration(kernel, info):
     """Bytes a PageRank iteration or a WCC pass must move at least: the
     topology it reads once (offsets 8 B per vertex, targets 4 B per arc) plus
-    its per-vertex state (PageRank: contribution, old and new rank, 8 B each;
-    WCC: one 4 B label read and written). A lower bound on traffic."""
+    its per-vertex state (PageRank's fused kernel: the rank read and written,
+    8 B each, and the contribution read and written, 8 B each, or 4 B with
+    f32 contributions; WCC: one 4 B label read and written). A lower bound
+    on traffic."""
     n, arcs = info["vertices"], info["arcs"]
     topo = 8 * (n + 1) + 4 * arcs
-    state = {"pagerank": 24 * n, "wcc": 8 * n}[kernel]
+    state = {"pagerank": 32 * n, "pagerank-gs": 24 * n, "wcc": 8 * n}[kernel]
     return topo + state
 
 
@@ -420,18 +427,19 @@ def main():
                 failures.append("%s on %s: %s" % (k, name, r.get("error") or r.get("verify_error")))
         if res["probe"]:
             g["bandwidth"] = {}
-            for k in ("pagerank", "wcc"):
+            for k in ("pagerank", "pagerank-gs", "wcc"):
                 r = g["kernels"].get(k)
                 if r and r["status"] == "ok":
                     b = bytes_per_iteration(k, g["info"])
                     per_run = r["iterations"] or 1
-                    per = "iteration" if k == "pagerank" else "run"
+                    per = "run" if k == "wcc" else "iteration"
                     gbs = b * per_run / r["median"] / 1e9
                     g["bandwidth"][k] = {"bytes": b, "per": per, "gbs": gbs,
                                          "fraction_of_triad": gbs / res["probe"]["triad_gbs"]}
         if peers:
             log("peers on %s" % name)
-            g["peers"] = run_peers(name, export_for_peers(name), g["info"], ks, runs, a.threads,
+            peer_ks = [k for k in ks if k != "pagerank-gs"]
+            g["peers"] = run_peers(name, export_for_peers(name), g["info"], peer_ks, runs, a.threads,
                                    a.peer_timeout, a.peer_libraries)
         res["graphs"].append(g)
 

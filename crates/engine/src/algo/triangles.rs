@@ -57,7 +57,7 @@ pub struct Output {
 /// Counts triangles in parallel (see the module docs for the method).
 pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
     let view = SimpleView::new(g);
-    let per_vertex = triangle_weights(&view, |_| 1);
+    let per_vertex = per_vertex_counts(&view);
     let total = per_vertex.par_iter().sum::<u64>() / 3;
     Ok(Output { per_vertex, total })
 }
@@ -524,58 +524,212 @@ fn count_total_by_id(view: &SimpleView<'_>) -> u64 {
         .sum()
 }
 
+/// The view relabelled by rank `(degree, id)` (GAPBS's degree relabel):
+/// `order[r]` is the vertex of rank `r`, and list `r` holds the ranks above
+/// `r` among its neighbours, sorted.
+struct Ranked {
+    order: Vec<VertexId>,
+    offsets: Vec<u64>,
+    nbrs: Vec<VertexId>,
+}
+
+impl Ranked {
+    fn new(view: &SimpleView<'_>) -> Self {
+        let n = view.num_vertices();
+        let mut order: Vec<VertexId> = (0..n as VertexId).collect();
+        order.par_sort_unstable_by_key(|&v| (view.degree(v), v));
+        let mut rank = vec![0 as VertexId; n];
+        for (r, &v) in order.iter().enumerate() {
+            rank[v as usize] = r as VertexId;
+        }
+        let odeg: Vec<u64> = order
+            .par_iter()
+            .with_min_len(BLOCK)
+            .enumerate()
+            .map(|(r, &v)| {
+                view.neighbors(v)
+                    .iter()
+                    .filter(|&&u| rank[u as usize] as usize > r)
+                    .count() as u64
+            })
+            .collect();
+        let offsets = prefix_offsets(&odeg);
+        drop(odeg);
+        let mut nbrs = vec![0 as VertexId; offsets[n] as usize];
+        let parts = block_slices(&mut nbrs, &offsets);
+        parts.into_par_iter().for_each(|(start, end, nb)| {
+            let mut i = 0;
+            for (r, &v) in order.iter().enumerate().take(end).skip(start) {
+                let from = i;
+                for &u in view.neighbors(v) {
+                    let ru = rank[u as usize];
+                    if ru as usize > r {
+                        nb[i] = ru;
+                        i += 1;
+                    }
+                }
+                nb[from..i].sort_unstable();
+            }
+        });
+        Ranked {
+            order,
+            offsets,
+            nbrs,
+        }
+    }
+
+    #[inline]
+    fn list(&self, r: VertexId) -> &[VertexId] {
+        &self.nbrs[self.offsets[r as usize] as usize..self.offsets[r as usize + 1] as usize]
+    }
+}
+
 /// The total in rank space (see [`count_total`]).
 fn count_total_by_rank(view: &SimpleView<'_>) -> u64 {
-    let n = view.num_vertices();
-    let mut order: Vec<VertexId> = (0..n as VertexId).collect();
-    order.par_sort_unstable_by_key(|&v| (view.degree(v), v));
-    let mut rank = vec![0 as VertexId; n];
-    for (r, &v) in order.iter().enumerate() {
-        rank[v as usize] = r as VertexId;
-    }
-    let odeg: Vec<u64> = order
-        .par_iter()
-        .with_min_len(BLOCK)
-        .enumerate()
-        .map(|(r, &v)| {
-            view.neighbors(v)
-                .iter()
-                .filter(|&&u| rank[u as usize] as usize > r)
-                .count() as u64
-        })
-        .collect();
-    let offsets = prefix_offsets(&odeg);
-    drop(odeg);
-    let mut nbrs = vec![0 as VertexId; offsets[n] as usize];
-    let parts = block_slices(&mut nbrs, &offsets);
-    parts.into_par_iter().for_each(|(start, end, nb)| {
-        let mut i = 0;
-        for (r, &v) in order.iter().enumerate().take(end).skip(start) {
-            let from = i;
-            for &u in view.neighbors(v) {
-                let ru = rank[u as usize];
-                if ru as usize > r {
-                    nb[i] = ru;
-                    i += 1;
-                }
-            }
-            nb[from..i].sort_unstable();
-        }
-    });
-    drop(rank);
-    let list = |r: VertexId| &nbrs[offsets[r as usize] as usize..offsets[r as usize + 1] as usize];
+    let ranked = Ranked::new(view);
     // High ranks have short lists; run from rank 0 up, in small pieces.
-    (0..n as VertexId)
+    (0..view.num_vertices() as VertexId)
         .into_par_iter()
         .with_max_len(16)
         .map(|r| {
-            let nr = list(r);
+            let nr = ranked.list(r);
             nr.iter()
                 .enumerate()
-                .map(|(i, &u)| intersection_size(&nr[i + 1..], list(u)))
+                .map(|(i, &u)| intersection_size(&nr[i + 1..], ranked.list(u)))
                 .sum::<u64>()
         })
         .sum()
+}
+
+/// Most bytes of per-thread counter arrays [`per_vertex_counts`] allocates
+/// (`threads × n × 8`); above it, it falls back to atomic counters.
+const THREAD_COUNTERS_LIMIT: u64 = 2 << 30;
+
+/// One counter array per worker thread, so that triangle corners are
+/// credited with plain adds (no atomics, no shared cache lines); summed at
+/// the end. A worker locks only its own slot, so the locks never contend.
+struct ThreadCounters {
+    slots: Vec<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl ThreadCounters {
+    fn new(n: usize) -> Self {
+        ThreadCounters {
+            slots: (0..rayon::current_num_threads().max(1))
+                .map(|_| std::sync::Mutex::new(vec![0u64; n]))
+                .collect(),
+        }
+    }
+
+    /// Runs `f` on the calling worker's counters.
+    fn with<R>(&self, f: impl FnOnce(&mut [u64]) -> R) -> R {
+        let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
+        let mut c = self.slots[i].lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut c)
+    }
+
+    fn sum(self) -> Vec<u64> {
+        let slots: Vec<Vec<u64>> = self
+            .slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        let n = slots.first().map_or(0, Vec::len);
+        (0..n)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|v| slots.iter().map(|s| s[v]).sum())
+            .collect()
+    }
+}
+
+/// The number of triangles through each vertex of the view (indexed by
+/// vertex), without atomics: as [`count_total`], in rank space when the
+/// degrees are skewed and in id order otherwise, each triangle found once
+/// and credited to its three corners in per-thread counters. Falls back to
+/// [`triangle_weights`] when the counters would exceed
+/// [`THREAD_COUNTERS_LIMIT`].
+pub(crate) fn per_vertex_counts(view: &SimpleView<'_>) -> Vec<u64> {
+    let n = view.num_vertices();
+    let threads = rayon::current_num_threads().max(1) as u64;
+    if threads * n as u64 * 8 > THREAD_COUNTERS_LIMIT {
+        return triangle_weights(view, |_| 1);
+    }
+    let counters = ThreadCounters::new(n);
+    if worth_relabelling(view) {
+        let ranked = Ranked::new(view);
+        (0..n as VertexId)
+            .into_par_iter()
+            .with_max_len(16)
+            .for_each(|r| {
+                counters.with(|c| {
+                    let nr = ranked.list(r);
+                    let mut at_r = 0u64;
+                    for (i, &u) in nr.iter().enumerate() {
+                        let nu = ranked.list(u);
+                        let rest = &nr[i + 1..];
+                        let (mut a, mut b, mut at_u) = (0, 0, 0u64);
+                        while a < rest.len() && b < nu.len() {
+                            let (x, y) = (rest[a], nu[b]);
+                            if x < y {
+                                a += 1;
+                            } else if y < x {
+                                b += 1;
+                            } else {
+                                c[x as usize] += 1;
+                                at_u += 1;
+                                a += 1;
+                                b += 1;
+                            }
+                        }
+                        c[u as usize] += at_u;
+                        at_r += at_u;
+                    }
+                    c[r as usize] += at_r;
+                })
+            });
+        let by_rank = counters.sum();
+        let mut per_vertex = vec![0u64; n];
+        for (r, &v) in ranked.order.iter().enumerate() {
+            per_vertex[v as usize] = by_rank[r];
+        }
+        per_vertex
+    } else {
+        // A triangle `w < v < u` is found once, at `u`.
+        (0..n as VertexId)
+            .into_par_iter()
+            .with_max_len(64)
+            .for_each(|u| {
+                counters.with(|c| {
+                    let nu = view.neighbors(u);
+                    let lower = &nu[..nu.partition_point(|&v| v < u)];
+                    let mut at_u = 0u64;
+                    for (i, &v) in lower.iter().enumerate() {
+                        let nv = view.neighbors(v);
+                        let below_v = &nv[..nv.partition_point(|&w| w < v)];
+                        let below_in_u = &lower[..i];
+                        let (mut a, mut b, mut at_v) = (0, 0, 0u64);
+                        while a < below_in_u.len() && b < below_v.len() {
+                            let (x, y) = (below_in_u[a], below_v[b]);
+                            if x < y {
+                                a += 1;
+                            } else if y < x {
+                                b += 1;
+                            } else {
+                                c[x as usize] += 1;
+                                at_v += 1;
+                                a += 1;
+                                b += 1;
+                            }
+                        }
+                        c[v as usize] += at_v;
+                        at_u += at_v;
+                    }
+                    c[u as usize] += at_u;
+                })
+            });
+        counters.sum()
+    }
 }
 
 /// For every triangle `{a, b, c}` of the view, adds `weight(mask)` to each
@@ -651,6 +805,43 @@ mod tests {
     use super::*;
     use crate::with_threads;
     use proptest::prelude::*;
+
+    #[test]
+    fn per_vertex_counts_in_rank_space_and_in_id_order_equal_the_atomic_count() {
+        use plexus_graph::generate::{generate, GenOptions, Generator};
+        let kron = generate(
+            Generator::Kron,
+            &GenOptions {
+                scale: 10,
+                edge_factor: 16,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let uniform = generate(
+            Generator::Uniform,
+            &GenOptions {
+                scale: 10,
+                edge_factor: 24,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for (g, skewed) in [(&kron, true), (&uniform, false)] {
+            let view = SimpleView::new(g);
+            assert_eq!(worth_relabelling(&view), skewed);
+            let want = triangle_weights(&view, |_| 1);
+            assert!(want.iter().sum::<u64>() > 0);
+            for t in THREADS {
+                let got = with_threads(t, || per_vertex_counts(&view)).unwrap();
+                assert_eq!(got, want, "{t} threads");
+            }
+            assert_eq!(
+                run(g, &Config::default()).unwrap().per_vertex,
+                reference(g, &Config::default()).unwrap().per_vertex
+            );
+        }
+    }
 
     #[test]
     fn a_triangle_with_a_tail_has_one_triangle() {
