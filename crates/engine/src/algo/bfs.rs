@@ -120,9 +120,14 @@ impl VertexProgram for Program {
     }
 
     fn sparse_slot(&self, dst: VertexId, msg: VertexId) -> bool {
-        let claimed = self.parent[dst as usize]
-            .compare_exchange(UNREACHED, msg, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok();
+        let parent = &self.parent[dst as usize];
+        // A plain load first (as GAPBS): most pushes reach vertices already
+        // claimed, and a compare-exchange would take the cache line
+        // exclusively for nothing.
+        let claimed = parent.load(Ordering::Relaxed) == UNREACHED
+            && parent
+                .compare_exchange(UNREACHED, msg, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok();
         if claimed {
             self.depth[dst as usize].store(self.level, Ordering::Relaxed);
         }
