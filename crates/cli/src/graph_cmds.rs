@@ -376,7 +376,13 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     let m = g.meta();
     let st = match ctx.data.degree_summary(&a.name) {
         Some(d) if d.top.iter().all(|&(v, _)| (v as usize) < g.num_vertices()) => stats_of(&g, d),
-        _ => degree_stats(&g),
+        _ => {
+            // Computed once, then kept (best effort: a read-only store
+            // just computes it each time).
+            let d = g.degree_summary();
+            let _ = ctx.data.save_degree_summary(&a.name, &d);
+            stats_of(&g, d)
+        }
     };
     let on_disk = dir_size(&ctx.data.graph_dir(&a.name));
     let weights = if !m.weighted {

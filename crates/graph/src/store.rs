@@ -268,6 +268,21 @@ impl DataDir {
         serde_json::from_str(&text).ok()
     }
 
+    /// Writes the out-degree summary of graph `name` (temporary file, then
+    /// rename), for stores written before `degrees.json` existed.
+    pub fn save_degree_summary(&self, name: &str, d: &DegreeSummary) -> Result<()> {
+        let dir = self.graph_dir(name);
+        let path = dir.join(DEGREES_FILE);
+        let tmp = dir.join(format!(".{DEGREES_FILE}.{}", std::process::id()));
+        let text = serde_json::to_string_pretty(d)
+            .map_err(|e| GraphError::io(&path, std::io::Error::other(e)))?;
+        fs::write(&tmp, text).map_err(|e| GraphError::io(&tmp, e))?;
+        fs::rename(&tmp, &path).map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            GraphError::io(&path, e)
+        })
+    }
+
     /// Removes graph `name`.
     pub fn remove(&self, name: &str) -> Result<()> {
         valid_name(name)?;
@@ -807,6 +822,8 @@ mod tests {
         assert_eq!(stored.top, want);
         std::fs::write(data.graph_dir("g").join(DEGREES_FILE), "{ not json").unwrap();
         assert!(data.degree_summary("g").is_none());
+        data.save_degree_summary("g", &g.degree_summary()).unwrap();
+        assert_eq!(data.degree_summary("g").unwrap(), stored);
     }
 
     #[test]
