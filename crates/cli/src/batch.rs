@@ -377,6 +377,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         memory_limit_bytes: memory,
         fuse: !a.no_fuse,
         fuse_sssp: a.fuse_sssp,
+        cpus: None,
     })?;
     // A panic inside a guarded kernel fails its job; keep the screen quiet
     // about it (the job's status carries the message).
