@@ -552,15 +552,25 @@ fn batch_scheduled(
     let llc_info = plexus_jobs::cache::detect_llc(llc);
     let mut profiles = HashMap::new();
     for (name, snap) in snaps {
-        let p = crate::profile::ensure_profile(ctx, name, snap, a.no_profile, Some(llc_info.bytes))?;
+        let p =
+            crate::profile::ensure_profile(ctx, name, snap, a.no_profile, Some(llc_info.bytes))?;
         profiles.insert(name.clone(), p);
     }
     let costs: Vec<Cost> = planned
         .iter()
-        .map(|p| crate::profile::cost_of(profiles[&p.graph].as_ref(), &snaps[&p.graph], &p.spec.algorithm))
+        .map(|p| {
+            crate::profile::cost_of(
+                profiles[&p.graph].as_ref(),
+                &snaps[&p.graph],
+                &p.spec.algorithm,
+            )
+        })
         .collect();
     let machine = crate::profile::this_machine(ctx, threads);
-    let solo: Vec<f64> = costs.iter().map(|c| c.seconds(machine.cores() as f64)).collect();
+    let solo: Vec<f64> = costs
+        .iter()
+        .map(|c| c.seconds(machine.cores() as f64))
+        .collect();
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if !plexus_jobs::scan::in_guarded_kernel() {
@@ -587,7 +597,8 @@ fn batch_scheduled(
         while next < order.len() && planned[order[next]].at <= now {
             let i = order[next];
             let p = &planned[i];
-            slot[i] = Some(runner.arrive(Arc::clone(&snaps[&p.graph]), p.spec.clone(), costs[i], p.at));
+            slot[i] =
+                Some(runner.arrive(Arc::clone(&snaps[&p.graph]), p.spec.clone(), costs[i], p.at));
             next += 1;
         }
         runner.tick()?;

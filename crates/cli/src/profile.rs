@@ -156,14 +156,26 @@ pub fn profile(ctx: &Ctx, a: ProfileArgs) -> anyhow::Result<()> {
     let version = version_of(ctx, &a.graph)?;
     let status = load(&path, &version);
     let reuse = match status {
-        ProfileStatus::Fresh(p) if !a.force && a.algos.iter().all(|x| p.algorithms.contains_key(x) || (x == "sssp" && !snap.graph().is_weighted())) => {
-            eprintln!("profile of '{}' is up to date ({}); --force profiles again", a.graph, path.display());
+        ProfileStatus::Fresh(p)
+            if !a.force
+                && a.algos.iter().all(|x| {
+                    p.algorithms.contains_key(x) || (x == "sssp" && !snap.graph().is_weighted())
+                }) =>
+        {
+            eprintln!(
+                "profile of '{}' is up to date ({}); --force profiles again",
+                a.graph,
+                path.display()
+            );
             Some(p)
         }
         ProfileStatus::Fresh(_) => None,
         ProfileStatus::Missing => None,
         ProfileStatus::Stale { found, expected } => {
-            eprintln!("note: {} is stale ({found}, the graph is {expected}); profiling again", path.display());
+            eprintln!(
+                "note: {} is stale ({found}, the graph is {expected}); profiling again",
+                path.display()
+            );
             None
         }
         ProfileStatus::Corrupt(msg) => {
@@ -218,7 +230,11 @@ pub fn profile(ctx: &Ctx, a: ProfileArgs) -> anyhow::Result<()> {
                 ap.topology_bytes / 1e6,
                 ap.state_bytes / 1e6,
                 ap.bandwidth_gbs.get(i).copied().unwrap_or(0.0),
-                if i == 0 { ap.representative.as_str() } else { "" }
+                if i == 0 {
+                    ap.representative.as_str()
+                } else {
+                    ""
+                }
             );
         }
     }

@@ -85,7 +85,10 @@ pub fn parse_machine(path: &str, text: &str) -> anyhow::Result<Machine> {
         return Err(fail(format!("nodes must be 1–1024, got {}", e.nodes)));
     }
     if e.cores_per_node == 0 || e.cores_per_node > 4096 {
-        return Err(fail(format!("cores_per_node must be 1–4096, got {}", e.cores_per_node)));
+        return Err(fail(format!(
+            "cores_per_node must be 1–4096, got {}",
+            e.cores_per_node
+        )));
     }
     if !(e.bandwidth_gbs_per_node > 0.0 && e.bandwidth_gbs_per_node.is_finite()) {
         return Err(fail(format!(
@@ -96,13 +99,17 @@ pub fn parse_machine(path: &str, text: &str) -> anyhow::Result<Machine> {
     let mut m = Machine::model(e.nodes, e.cores_per_node, e.bandwidth_gbs_per_node);
     if let Some(r) = e.remote_factor {
         if !(r >= 1.0 && r.is_finite()) {
-            return Err(fail(format!("remote_factor must be a number >= 1, got {r}")));
+            return Err(fail(format!(
+                "remote_factor must be a number >= 1, got {r}"
+            )));
         }
         m.remote_factor = r;
     }
     if let Some(p) = e.oversubscription_penalty {
         if !(p >= 0.0 && p.is_finite()) {
-            return Err(fail(format!("oversubscription_penalty must be a number >= 0, got {p}")));
+            return Err(fail(format!(
+                "oversubscription_penalty must be a number >= 0, got {p}"
+            )));
         }
         m.oversubscription_penalty = p;
     }
@@ -111,7 +118,8 @@ pub fn parse_machine(path: &str, text: &str) -> anyhow::Result<Machine> {
 
 pub fn simulate(ctx: &Ctx, a: SimulateArgs) -> anyhow::Result<()> {
     let mpath = a.machine.display().to_string();
-    let mtext = std::fs::read_to_string(&a.machine).with_context(|| format!("cannot read {mpath}"))?;
+    let mtext =
+        std::fs::read_to_string(&a.machine).with_context(|| format!("cannot read {mpath}"))?;
     let machine = parse_machine(&mpath, &mtext)?;
     let policies: Vec<Policy> = a
         .policies
@@ -145,7 +153,11 @@ pub fn simulate(ctx: &Ctx, a: SimulateArgs) -> anyhow::Result<()> {
         .map(|p| SimJob {
             name: p.spec.name.clone(),
             arrival: p.at,
-            cost: crate::profile::cost_of(profiles[&p.graph].as_ref(), &snaps[&p.graph], &p.spec.algorithm),
+            cost: crate::profile::cost_of(
+                profiles[&p.graph].as_ref(),
+                &snaps[&p.graph],
+                &p.spec.algorithm,
+            ),
             group: (!matches!(p.spec.algorithm, Algorithm::Sssp { .. }))
                 .then(|| format!("{}@{}", p.spec.algorithm.name(), p.graph)),
         })
@@ -172,10 +184,12 @@ pub fn simulate(ctx: &Ctx, a: SimulateArgs) -> anyhow::Result<()> {
         .map(|(g, p)| {
             (
                 g.clone(),
-                json!(p.as_ref().map_or("default cost model".to_string(), |p| format!(
-                    "profile {} ({} threads measured; {})",
-                    p.graph_version, p.max_threads, p.counter_source
-                ))),
+                json!(p
+                    .as_ref()
+                    .map_or("default cost model".to_string(), |p| format!(
+                        "profile {} ({} threads measured; {})",
+                        p.graph_version, p.max_threads, p.counter_source
+                    ))),
             )
         })
         .collect::<serde_json::Map<_, _>>()
@@ -246,11 +260,17 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(e.starts_with("M.toml:2:") && e.contains("nodes"), "{e}");
-        let e = parse_machine("M.toml", "[machine]\nnodes = 1\ncores_per_node = 8\nbandwidth_gbs_per_node = 1\nbogus = 3\n")
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.starts_with("M.toml:5:") || e.starts_with("M.toml:1:"), "{e}");
+        let e = parse_machine(
+            "M.toml",
+            "[machine]\nnodes = 1\ncores_per_node = 8\nbandwidth_gbs_per_node = 1\nbogus = 3\n",
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.starts_with("M.toml:5:") || e.starts_with("M.toml:1:"),
+            "{e}"
+        );
         let m = parse_machine(
             "M.toml",
             "[machine]\nnodes = 2\ncores_per_node = 8\nbandwidth_gbs_per_node = 40\nremote_factor = 1.4\n",
