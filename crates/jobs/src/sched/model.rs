@@ -1,11 +1,13 @@
 //! The machine and the cost of a job as the scheduler models them.
 //!
-//! A job's time at `t` threads is `T(t) = a + b/t` (Amdahl: `a` seconds that
-//! do not shrink with threads, `b` seconds that do), fitted to the profiled
-//! times at `1..=p` threads (exact for `p = 2`, least squares for more; with
-//! one point, [`DEFAULT_SERIAL_FRACTION`] of it is taken as serial). Its
-//! memory traffic is `bytes = topology_bytes + state_bytes` per run, so its
-//! bandwidth demand at `t` threads is `bytes / T(t)`. See docs/scheduler.md.
+//! A job's time at `t` threads is its profiled time where measured (`t =
+//! 1..=p`, interpolated linearly in `1/t` between thread counts), `T(1)/t`
+//! below one thread (a time-shared fraction of a core), and past `p` the
+//! Amdahl curve `a + b/t` fitted to the measured times (least squares in
+//! `1/t`; `a` clamped at 0 for superlinear profiles; with one point,
+//! [`DEFAULT_SERIAL_FRACTION`] of it serial) scaled to pass through `T(p)`.
+//! Its memory traffic is `bytes = topology_bytes + state_bytes` per run, so
+//! its bandwidth demand at `t` threads is `bytes / T(t)`. See docs/scheduler.md.
 use serde::{Deserialize, Serialize};
 
 /// Memory bandwidth per node assumed when `plexus probe` was never run, GB/s.
@@ -16,11 +18,15 @@ pub const DEFAULT_BANDWIDTH_GBS: f64 = 10.0;
 pub const DEFAULT_REMOTE_FACTOR: f64 = 1.5;
 /// Oversubscription penalty `π` of the simulator: with `Σ threads / cores =
 /// x > 1` on a node, every unit there runs `1 + π·(x − 1)` times slower on
-/// top of time sharing (context switches, cache and TLB refills). The value
-/// is calibrated on this machine (docs/scheduler.md, "Calibration").
-pub const DEFAULT_OVERSUBSCRIPTION_PENALTY: f64 = 0.05;
+/// top of time sharing (context switches, cache and TLB refills). Calibrated
+/// on this machine: `all` (x up to 16) measured at or above `fifo`, which
+/// time sharing alone predicts equal, so no penalty is supported and `π = 0`
+/// (docs/scheduler.md, "Calibration"); a machine file may set another value.
+pub const DEFAULT_OVERSUBSCRIPTION_PENALTY: f64 = 0.0;
 /// Serial fraction assumed when a profile has a single thread count.
 pub const DEFAULT_SERIAL_FRACTION: f64 = 0.1;
+/// Measured thread counts a [`Cost`] keeps (more are used for the fit only).
+pub const MAX_MEASURED_THREADS: usize = 8;
 
 /// A machine: NUMA nodes of equal size, each with its own memory bandwidth.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,9 +81,30 @@ pub struct Cost {
     pub topology_bytes: f64,
     /// Bytes of per-vertex state read or written per run.
     pub state_bytes: f64,
+    /// Profiled seconds at `i + 1` threads for `i < measured_threads`.
+    pub measured: [f64; MAX_MEASURED_THREADS],
+    /// How many of `measured` hold times (0: the Amdahl curve alone).
+    pub measured_threads: usize,
 }
 
 impl Cost {
+    /// A cost given by the Amdahl curve alone (no measured times).
+    pub fn amdahl(
+        serial_seconds: f64,
+        parallel_seconds: f64,
+        topology_bytes: f64,
+        state_bytes: f64,
+    ) -> Cost {
+        Cost {
+            serial_seconds,
+            parallel_seconds,
+            topology_bytes,
+            state_bytes,
+            measured: [0.0; MAX_MEASURED_THREADS],
+            measured_threads: 0,
+        }
+    }
+
     /// Fits `a + b/t` to `seconds[i]` measured at `i + 1` threads.
     /// Returns `None` when there is no finite positive time.
     pub fn fit(seconds: &[f64], topology_bytes: f64, state_bytes: f64) -> Option<Cost> {
@@ -115,17 +142,46 @@ impl Cost {
                 }
             }
         };
-        Some(Cost {
-            serial_seconds: a,
-            parallel_seconds: b,
-            topology_bytes: topology_bytes.max(0.0),
-            state_bytes: state_bytes.max(0.0),
-        })
+        let mut c = Cost::amdahl(a, b, topology_bytes.max(0.0), state_bytes.max(0.0));
+        let valid = seconds
+            .iter()
+            .take(MAX_MEASURED_THREADS)
+            .take_while(|s| s.is_finite() && **s > 0.0)
+            .count();
+        c.measured[..valid].copy_from_slice(&seconds[..valid]);
+        c.measured_threads = valid;
+        Some(c)
+    }
+
+    /// The fitted Amdahl curve `a + b/t`.
+    fn curve(&self, t: f64) -> f64 {
+        self.serial_seconds + self.parallel_seconds / t.max(1e-9)
     }
 
     /// Seconds at `t` threads (`t` may be fractional: a time-shared share).
     pub fn seconds(&self, t: f64) -> f64 {
-        self.serial_seconds + self.parallel_seconds / t.max(1e-9)
+        let p = self.measured_threads;
+        if p == 0 {
+            return self.curve(t);
+        }
+        let m = &self.measured;
+        if t <= 1.0 {
+            return m[0] / t.max(1e-9);
+        }
+        if t <= p as f64 {
+            let i = t.floor() as usize;
+            if i >= p || (t - i as f64).abs() < 1e-12 {
+                return m[i.min(p) - 1];
+            }
+            let (x0, x1, x) = (1.0 / i as f64, 1.0 / (i + 1) as f64, 1.0 / t);
+            return m[i - 1] + (m[i] - m[i - 1]) * (x - x0) / (x1 - x0);
+        }
+        let at_p = self.curve(p as f64);
+        if at_p > 0.0 {
+            m[p - 1] * self.curve(t) / at_p
+        } else {
+            m[p - 1] * p as f64 / t
+        }
     }
 
     /// Bytes of memory traffic per run.
@@ -155,11 +211,22 @@ impl Cost {
 
     /// Every figure multiplied by `k` (a job with `k` times the iterations).
     pub fn scaled(&self, k: f64) -> Cost {
-        Cost {
-            serial_seconds: self.serial_seconds * k,
-            parallel_seconds: self.parallel_seconds * k,
-            topology_bytes: self.topology_bytes * k,
-            state_bytes: self.state_bytes * k,
+        let mut c = *self;
+        c.serial_seconds *= k;
+        c.parallel_seconds *= k;
+        c.topology_bytes *= k;
+        c.state_bytes *= k;
+        c.measured.iter_mut().for_each(|x| *x *= k);
+        c
+    }
+
+    /// The speedup at `t` threads, `T(1) / T(t)`.
+    pub fn speedup(&self, t: f64) -> f64 {
+        let s = self.seconds(t);
+        if s > 0.0 {
+            self.seconds(1.0) / s
+        } else {
+            1.0
         }
     }
 
@@ -178,12 +245,10 @@ impl Cost {
         } else {
             1.0
         };
-        Some(Cost {
-            serial_seconds: big.serial_seconds * k,
-            parallel_seconds: big.parallel_seconds * k,
-            topology_bytes: topology,
-            state_bytes: state,
-        })
+        let mut c = big.scaled(k);
+        c.topology_bytes = topology;
+        c.state_bytes = state;
+        Some(c)
     }
 }
 
@@ -207,6 +272,17 @@ mod tests {
         assert_eq!(c.parallel_seconds, 0.0);
         let c = Cost::fit(&[4.0, 1.5], 0.0, 0.0).unwrap();
         assert_eq!(c.serial_seconds, 0.0);
+        // Measured times are kept (superlinear 1 → 2), the fit continues past them.
+        assert_eq!(c.seconds(2.0), 1.5);
+        assert!((c.seconds(4.0) - 0.75).abs() < 1e-12);
+        assert!((c.speedup(2.0) - 4.0 / 1.5).abs() < 1e-12);
+        // Between thread counts: linear in 1/t; below one thread: time-shared.
+        let c = Cost::fit(&[4.0, 3.0, 2.0], 0.0, 0.0).unwrap();
+        assert!(
+            (c.seconds(2.4) - (3.0 - (1.0 / 2.0 - 1.0 / 2.4) / (1.0 / 2.0 - 1.0 / 3.0))).abs()
+                < 1e-12
+        );
+        assert_eq!(c.seconds(0.5), 8.0);
         assert!(Cost::fit(&[], 0.0, 0.0).is_none());
         assert!(Cost::fit(&[f64::NAN], 0.0, 0.0).is_none());
     }

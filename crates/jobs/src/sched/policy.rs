@@ -13,13 +13,15 @@
 //!    load = remaining seconds of the node's running units + assigned work).
 //!    Queued jobs of one scan group form one candidate unit.
 //! 3. *Local scheduler* per node (§3.2.2, generate-and-check): candidates
-//!    lightest first are added to the set `S` while the node has a free core
-//!    for each at the minimum of one thread and the contention check (eq. 2,
-//!    `Σ_ctxt BW + Σ_S BW(1) < limit`) passes; the largest such `S` is taken
-//!    (see docs/scheduler.md for why the largest and not eq. 5's maximum).
-//! 4. *Iterative ascent* (§4.2.3): from one thread each, one more thread goes
-//!    to the unit whose profiled time drops most (eq. 3), until the node's
-//!    cores are used or one more thread would oversubscribe its bandwidth.
+//!    lightest first form the sets `S_1 ⊂ S_2 ⊂ …` while the node has a free
+//!    core for each at the minimum of one thread and the contention check
+//!    (eq. 2, `Σ_ctxt BW + Σ_S BW(1) < limit`) passes.
+//! 4. *Iterative ascent* (§4.2.3) gives each `S_k` its threads: from one
+//!    thread each, one more thread goes to the unit whose profiled time
+//!    drops most (eq. 3), until the node's cores are used or one more thread
+//!    would oversubscribe its bandwidth. The `S_k` with the most work per
+//!    second, `Σ T(Q,1)/T(Q,T(Q))`, is launched (ties: the larger set); see
+//!    docs/scheduler.md for why this and not eq. 5 selects the set.
 //! 5. *Look-ahead* (§4.2.4, optional): when `Gain(Q_LA) − Loss(ctxt)` (the
 //!    heaviest waiting job's time drop with the threads `S` would take,
 //!    minus eq. 6's mean remaining time of the running units) exceeds
@@ -432,49 +434,40 @@ fn congra(s: &SchedState<'_>, look_ahead: bool) -> Vec<Decision> {
             }
             continue;
         }
-        // Iterative ascent.
-        let mut threads = vec![1usize; set.len()];
-        let stop;
-        loop {
-            let used: usize = threads.iter().sum();
-            if used >= free {
-                stop = format!("all {} free on node {node} used", plural(free, "core"));
-                break;
+        // Check each generated set S_k (the first k of `set`): iterative
+        // ascent gives its threads; keep the set doing the most work per
+        // second, Σ T(1)/T(t) (ties: the larger set).
+        let mut best_k = 0usize;
+        let mut best_score = f64::NEG_INFINITY;
+        let mut threads = Vec::new();
+        let mut stop = String::new();
+        let mut scores = Vec::new();
+        for k in 1..=set.len() {
+            let (t, why) = ascent(s, &cands, &set[..k], nc.bandwidth, free, limit, node);
+            let score: f64 = set[..k]
+                .iter()
+                .zip(&t)
+                .map(|(&ci, &ti)| cands[ci].cost.speedup(ti as f64))
+                .sum();
+            scores.push(format!("{score:.2}"));
+            if score >= best_score - 1e-9 {
+                best_score = score;
+                best_k = k;
+                threads = t;
+                stop = why;
             }
-            let Some(best) = (0..set.len()).max_by(|&a, &b| {
-                cands[set[a]]
-                    .cost
-                    .gain(threads[a])
-                    .total_cmp(&cands[set[b]].cost.gain(threads[b]))
-            }) else {
-                stop = "nothing to ascend".into();
-                break;
-            };
-            let c = &cands[set[best]];
-            if c.cost.gain(threads[best]) <= 0.0 {
-                stop = "no unit gains from one more thread".into();
-                break;
-            }
-            let trial: f64 = nc.bandwidth
-                + set
-                    .iter()
-                    .zip(&threads)
-                    .enumerate()
-                    .map(|(i, (&ci, &t))| {
-                        let t = if i == best { t + 1 } else { t };
-                        cands[ci].cost.bandwidth(t as f64)
-                    })
-                    .sum::<f64>();
-            if trial > limit {
-                stop = format!(
-                    "+1 thread on {} would need {} of {} GB/s",
-                    names(s, &c.members),
-                    gbs(trial),
-                    gbs(limit)
-                );
-                break;
-            }
-            threads[best] += 1;
+        }
+        if best_k < set.len() {
+            let c = set[best_k];
+            refusal = Some((
+                c,
+                format!(
+                    "work rate Σ T(1)/T(t) of the first 1..{} lightest: {} (best with {best_k})",
+                    set.len(),
+                    scores.join(", ")
+                ),
+            ));
+            set.truncate(best_k);
         }
         let total_bw: f64 = nc.bandwidth
             + set
@@ -556,6 +549,64 @@ fn congra(s: &SchedState<'_>, look_ahead: bool) -> Vec<Decision> {
     out
 }
 
+/// Iterative ascent (CongraPlus §4.2.3) for the candidates `set` on a node
+/// with `free` cores and `ctx_bw` bytes/s already in use: from one thread
+/// each, one more thread to the unit whose time drops most (eq. 3), until
+/// the cores are used, nothing gains, or the node's bandwidth would be
+/// exceeded. Returns the threads and why the ascent stopped.
+fn ascent(
+    s: &SchedState<'_>,
+    cands: &[Candidate],
+    set: &[usize],
+    ctx_bw: f64,
+    free: usize,
+    limit: f64,
+    node: usize,
+) -> (Vec<usize>, String) {
+    let mut threads = vec![1usize; set.len()];
+    loop {
+        let used: usize = threads.iter().sum();
+        if used >= free {
+            return (
+                threads,
+                format!("all {} free on node {node} used", plural(free, "core")),
+            );
+        }
+        let Some(best) = (0..set.len()).max_by(|&a, &b| {
+            cands[set[a]]
+                .cost
+                .gain(threads[a])
+                .total_cmp(&cands[set[b]].cost.gain(threads[b]))
+        }) else {
+            return (threads, "nothing to ascend".into());
+        };
+        let c = &cands[set[best]];
+        if c.cost.gain(threads[best]) <= 0.0 {
+            return (threads, "no unit gains from one more thread".into());
+        }
+        let trial: f64 = ctx_bw
+            + set
+                .iter()
+                .zip(&threads)
+                .enumerate()
+                .map(|(i, (&ci, &t))| {
+                    let t = if i == best { t + 1 } else { t };
+                    cands[ci].cost.bandwidth(t as f64)
+                })
+                .sum::<f64>();
+        if trial > limit {
+            let why = format!(
+                "+1 thread on {} would need {} of {} GB/s",
+                names(s, &c.members),
+                gbs(trial),
+                gbs(limit)
+            );
+            return (threads, why);
+        }
+        threads[best] += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -563,12 +614,7 @@ mod tests {
     /// A job taking `t1` s alone at one thread, `serial` of it not
     /// parallel, moving `gb` GB per run.
     fn cost(t1: f64, serial: f64, gb: f64) -> Cost {
-        Cost {
-            serial_seconds: t1 * serial,
-            parallel_seconds: t1 * (1.0 - serial),
-            topology_bytes: gb * 1e9,
-            state_bytes: 0.0,
-        }
+        Cost::amdahl(t1 * serial, t1 * (1.0 - serial), gb * 1e9, 0.0)
     }
 
     fn job(id: usize, c: Cost) -> QueuedJob {
@@ -733,6 +779,25 @@ mod tests {
             ..st2
         };
         assert!(!launches(&decide(Policy::Congra { look_ahead: true }, &st3)).is_empty());
+    }
+
+    #[test]
+    fn a_superlinear_profile_gets_the_cores_rather_than_a_partner() {
+        let m = Machine::model(1, 2, 1000.0);
+        let pr = Cost::fit(&[2.0, 0.8], 1e9, 0.0).unwrap();
+        let q = vec![job(0, pr), job(1, pr)];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        // One at two threads does 2.5 jobs' work per job-time; two at one do 2.
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
+        assert!(d[0].reason.contains("work rate"), "{}", d[0].reason);
     }
 
     #[test]

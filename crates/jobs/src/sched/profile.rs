@@ -364,12 +364,7 @@ pub fn default_cost(g: &Graph, alg: &Algorithm) -> Cost {
     let bytes = topo * passes;
     let t1 = bytes / (DEFAULT_GBS_PER_THREAD * 1e9);
     let f = super::model::DEFAULT_SERIAL_FRACTION;
-    Cost {
-        serial_seconds: f * t1,
-        parallel_seconds: (1.0 - f) * t1,
-        topology_bytes: bytes,
-        state_bytes: 0.0,
-    }
+    Cost::amdahl(f * t1, (1.0 - f) * t1, bytes, 0.0)
 }
 
 /// Bytes per second one thread is assumed to move without a profile, GB/s.

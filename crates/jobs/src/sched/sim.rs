@@ -3,9 +3,10 @@
 //!
 //! A unit at `t` threads alone finishes its work in `T(t) = a + b/t` seconds
 //! ([`Cost::seconds`]), so it progresses at `1/T(t)` of its work per second.
-//! On a node with `x = Σ threads / cores > 1` cores are time-shared (each
-//! unit runs on `t/x` effective threads) and every unit slows by a further
-//! `1 + π(x − 1)` (oversubscription penalty). A unit demands `bytes ×
+//! On a node with `x = Σ threads / cores > 1` cores are time-shared: each
+//! unit holds its `t` threads a `1/x` share of the time, so it progresses at
+//! `1/(x·T(t))`, slowed by a further `1 + π(x − 1)` (oversubscription
+//! penalty: context switches, cache refills, preempted barriers). A unit demands `bytes ×
 //! progress rate` bytes per second, times the remote-access factor
 //! `1 + (N−1)/N·(ρ − 1)` when its threads span `N > 1` nodes; when a node's
 //! summed demand exceeds its bandwidth `B`, every unit there is slowed by
@@ -116,7 +117,8 @@ fn rates(m: &Machine, units: &[Unit]) -> Vec<f64> {
     for u in units {
         let x = on(u).iter().map(|&n| over[n]).fold(1.0, f64::max);
         let slow = 1.0 + m.oversubscription_penalty * (x - 1.0);
-        let s = 1.0 / (u.cost.seconds(u.threads as f64 / x) * slow);
+        // Time sharing: the unit holds its threads 1/x of the time.
+        let s = 1.0 / (u.cost.seconds(u.threads as f64) * x * slow);
         let rho = if u.node.is_none() {
             span_factor(m)
         } else {
@@ -332,12 +334,7 @@ mod tests {
     use super::*;
 
     fn cost(t1: f64, serial: f64, gb: f64) -> Cost {
-        Cost {
-            serial_seconds: t1 * serial,
-            parallel_seconds: t1 * (1.0 - serial),
-            topology_bytes: gb * 1e9,
-            state_bytes: 0.0,
-        }
+        Cost::amdahl(t1 * serial, t1 * (1.0 - serial), gb * 1e9, 0.0)
     }
 
     fn stream(n: usize, c: Cost) -> Vec<SimJob> {
@@ -390,7 +387,8 @@ mod tests {
     fn the_bandwidth_roofline_slows_everyone_on_a_saturated_node() {
         // 4 jobs of 10 GB at 10 s per thread on a 4-core 2 GB/s node: alone
         // each wants 1 GB/s; together 4 GB/s, so each runs at half speed.
-        let m = Machine::model(1, 4, 2.0);
+        let mut m = Machine::model(1, 4, 2.0);
+        m.oversubscription_penalty = 0.05;
         let jobs = stream(4, cost(10.0, 0.0, 10.0));
         let r = simulate(&m, Policy::All, &jobs);
         // All: each at 4 threads time-shared to 1 would move 10 GB in 10 s
