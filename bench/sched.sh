@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scheduler benchmark (issue 7): for each graph, profiles it, writes 16- and
 # 32-job Poisson streams with `plexus mix`, runs each through
-# `plexus batch --scheduler fifo|all|congra|congra-nola` on this machine, and
+# `plexus batch --scheduler congra|congra-nobypass|all|fifo` here, and
 # replays the same stream with `plexus simulate` on bench/machines/this.toml
 # (calibration: predicted vs measured throughput) and a stream with the
 # arrival rate scaled by the core ratio on bench/machines/two-socket-16.toml.
@@ -74,7 +74,7 @@ ensure_graph() {
 }
 
 [ -f "$data_dir/machine.json" ] || "${plexus[@]}" probe --array-mib 256 --repetitions 3 >/dev/null
-policies="congra congra-nola all fifo"
+policies="congra congra-nobypass all fifo"
 echo "machine: $(nproc) cores, $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l) NUMA node(s), triad $(jq .triad_gbs "$data_dir/machine.json") GB/s; $(date -u +%Y-%m-%dT%H:%MZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
 for g in "${graphs[@]}"; do
     ensure_graph "$g" || continue

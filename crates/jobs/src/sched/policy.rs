@@ -28,6 +28,13 @@
 //!    `Perf(S, T)` (eq. 5, read as the time drop of `S` from its threads),
 //!    nothing is launched on the node and the resources are held for it.
 //!
+//! 6. *Short-job bypass* (Plexus's addition, optional): when a node's cores
+//!    are all taken, the lightest waiting job starts at once with the
+//!    node's cores, time-sharing them (at most one such unit per node), when
+//!    `(k + 2)·T_alone < R` (k running jobs on the node, R the shortest
+//!    remaining run): the summed response time drops, and tiny jobs do not
+//!    wait for long ones.
+//!
 //! `fifo` runs one job at a time with all cores; `all` starts every job on
 //! arrival with all cores (the OS time-shares them).
 use serde::Serialize;
@@ -41,26 +48,57 @@ pub enum Policy {
     Fifo,
     /// Every job started on arrival with every core (oversubscribed).
     All,
-    /// CongraPlus; `look_ahead` enables §4.2.4's look-ahead.
-    Congra { look_ahead: bool },
+    /// CongraPlus; `look_ahead` enables §4.2.4's look-ahead and
+    /// `short_job_bypass` Plexus's bypass for short jobs (see [`decide`]).
+    Congra {
+        look_ahead: bool,
+        short_job_bypass: bool,
+    },
 }
 
 impl Policy {
     /// Every policy, in report order.
-    pub const ALL: [Policy; 4] = [
-        Policy::Congra { look_ahead: true },
-        Policy::Congra { look_ahead: false },
+    pub const ALL: [Policy; 5] = [
+        Policy::CONGRA,
+        Policy::Congra {
+            look_ahead: false,
+            short_job_bypass: true,
+        },
+        Policy::Congra {
+            look_ahead: true,
+            short_job_bypass: false,
+        },
         Policy::All,
         Policy::Fifo,
     ];
+
+    /// `congra`: look-ahead and short-job bypass on.
+    pub const CONGRA: Policy = Policy::Congra {
+        look_ahead: true,
+        short_job_bypass: true,
+    };
 
     /// The policy's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Policy::Fifo => "fifo",
             Policy::All => "all",
-            Policy::Congra { look_ahead: true } => "congra",
-            Policy::Congra { look_ahead: false } => "congra-nola",
+            Policy::Congra {
+                look_ahead: true,
+                short_job_bypass: true,
+            } => "congra",
+            Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: true,
+            } => "congra-nola",
+            Policy::Congra {
+                look_ahead: true,
+                short_job_bypass: false,
+            } => "congra-nobypass",
+            Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: false,
+            } => "congra-plain",
         }
     }
 }
@@ -71,10 +109,21 @@ impl std::str::FromStr for Policy {
         match s {
             "fifo" => Ok(Policy::Fifo),
             "all" => Ok(Policy::All),
-            "congra" => Ok(Policy::Congra { look_ahead: true }),
-            "congra-nola" => Ok(Policy::Congra { look_ahead: false }),
+            "congra" => Ok(Policy::CONGRA),
+            "congra-nola" => Ok(Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: true,
+            }),
+            "congra-nobypass" => Ok(Policy::Congra {
+                look_ahead: true,
+                short_job_bypass: false,
+            }),
+            "congra-plain" => Ok(Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: false,
+            }),
             _ => Err(format!(
-                "unknown scheduler '{s}' (expected fifo, all, congra or congra-nola)"
+                "unknown scheduler '{s}' (expected fifo, all, congra, congra-nola, congra-nobypass or congra-plain)"
             )),
         }
     }
@@ -187,7 +236,10 @@ pub fn decide(policy: Policy, state: &SchedState<'_>) -> Vec<Decision> {
     match policy {
         Policy::Fifo => fifo(state),
         Policy::All => all(state),
-        Policy::Congra { look_ahead } => congra(state, look_ahead),
+        Policy::Congra {
+            look_ahead,
+            short_job_bypass,
+        } => congra(state, look_ahead, short_job_bypass),
     }
 }
 
@@ -254,6 +306,7 @@ struct Candidate {
 /// Per-node view of the running units.
 struct NodeCtx {
     threads: usize,
+    jobs: usize,
     bandwidth: f64,
     remaining: Vec<f64>,
 }
@@ -263,6 +316,7 @@ fn node_ctx(s: &SchedState<'_>) -> Vec<NodeCtx> {
     let mut ctx: Vec<NodeCtx> = (0..nodes)
         .map(|_| NodeCtx {
             threads: 0,
+            jobs: 0,
             bandwidth: 0.0,
             remaining: Vec::new(),
         })
@@ -272,12 +326,14 @@ fn node_ctx(s: &SchedState<'_>) -> Vec<NodeCtx> {
         match u.node {
             Some(n) if n < nodes => {
                 ctx[n].threads += u.threads;
+                ctx[n].jobs += u.jobs.len();
                 ctx[n].bandwidth += bw;
                 ctx[n].remaining.push(u.remaining_seconds);
             }
             _ => {
                 for c in ctx.iter_mut() {
                     c.threads += u.threads.div_ceil(nodes);
+                    c.jobs += u.jobs.len();
                     c.bandwidth += bw / nodes as f64;
                     c.remaining.push(u.remaining_seconds);
                 }
@@ -295,7 +351,7 @@ fn names(s: &SchedState<'_>, members: &[usize]) -> String {
         .join("+")
 }
 
-fn congra(s: &SchedState<'_>, look_ahead: bool) -> Vec<Decision> {
+fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<Decision> {
     let m = s.machine;
     let limit = m.node_bandwidth_bytes();
     let mut ctx = node_ctx(s);
@@ -546,6 +602,81 @@ fn congra(s: &SchedState<'_>, look_ahead: bool) -> Vec<Decision> {
             });
         }
     }
+    // 6. Short-job bypass: on a node whose cores are all taken (and not
+    //    already oversubscribed), the lightest waiting job starts now with
+    //    the node's cores, time-sharing them, when that lowers the summed
+    //    response time: time-shared it takes about 2·T_alone and delays each
+    //    of the k running jobs by T_alone, while waiting would cost it the
+    //    shortest remaining run R; so bypass when (k + 2)·T_alone < R.
+    if short_job_bypass {
+        for (node, nc) in ctx.iter().enumerate() {
+            let launched: usize = out
+                .iter()
+                .filter_map(|d| match &d.action {
+                    Action::Launch {
+                        node: Some(n),
+                        threads,
+                        ..
+                    } if *n == node => Some(*threads),
+                    _ => None,
+                })
+                .sum();
+            let cores = m.cores_per_node;
+            if nc.remaining.is_empty() || nc.threads > cores || nc.threads + launched < cores {
+                continue;
+            }
+            let shortest = nc.remaining.iter().copied().fold(f64::INFINITY, f64::min);
+            let started: Vec<usize> = out
+                .iter()
+                .flat_map(|d| match &d.action {
+                    Action::Launch { jobs, .. } => jobs.clone(),
+                    Action::Join { job, .. } => vec![*job],
+                    Action::Hold { .. } => Vec::new(),
+                })
+                .collect();
+            let mut mine: Vec<usize> = (0..cands.len())
+                .filter(|&c| node_of[c] == node)
+                .filter(|&c| {
+                    !cands[c]
+                        .members
+                        .iter()
+                        .any(|&i| started.contains(&s.queue[i].id))
+                })
+                .collect();
+            mine.sort_by(|&a, &b| {
+                cands[a]
+                    .cost
+                    .seconds(cores as f64)
+                    .total_cmp(&cands[b].cost.seconds(cores as f64))
+            });
+            let Some(&c) = mine.first() else { continue };
+            let alone = cands[c].cost.seconds(cores as f64);
+            if (nc.jobs + 2) as f64 * alone >= shortest {
+                continue;
+            }
+            let x = (nc.threads + launched + cores) as f64 / cores as f64;
+            let bw = nc.bandwidth + cands[c].cost.bandwidth(cores as f64) / x;
+            if bw > limit {
+                continue;
+            }
+            out.push(Decision {
+                at: s.now,
+                action: Action::Launch {
+                    jobs: cands[c].members.iter().map(|&i| s.queue[i].id).collect(),
+                    node: Some(node),
+                    threads: cores,
+                },
+                reason: format!(
+                    "launch {} on node {node} with {} over busy cores (short-job bypass): ({} running + 2) × {:.4} s alone < {:.3} s shortest remaining run",
+                    names(s, &cands[c].members),
+                    plural(cores, "thread"),
+                    nc.jobs,
+                    alone,
+                    shortest
+                ),
+            });
+        }
+    }
     out
 }
 
@@ -640,7 +771,14 @@ mod tests {
             .collect()
     }
 
-    const NOLA: Policy = Policy::Congra { look_ahead: false };
+    const NOLA: Policy = Policy::Congra {
+        look_ahead: false,
+        short_job_bypass: false,
+    };
+    const LA: Policy = Policy::Congra {
+        look_ahead: true,
+        short_job_bypass: false,
+    };
 
     #[test]
     fn admission_refuses_to_oversubscribe_bandwidth() {
@@ -748,7 +886,7 @@ mod tests {
         assert_eq!(launches(&decide(NOLA, &st)), vec![(vec![0], Some(0), 1)]);
         // S = {j0} at one thread: Perf = 0; Q_LA = j1 with 1 thread gains 0,
         // so no hold yet.
-        let d = decide(Policy::Congra { look_ahead: true }, &st);
+        let d = decide(LA, &st);
         assert_eq!(launches(&d).len(), 1, "{d:#?}");
         // Two free cores: S = {j0, j1} fits, nothing to look ahead for.
         // With j0 heavier in time but j1 needing more cores to gain:
@@ -769,7 +907,7 @@ mod tests {
         };
         // S = {j0, j1} at one thread each: Perf = 0; Q_LA = j2 with the
         // 2 threads S takes: gain 50 s − loss 0.5 s > 0 → hold.
-        let d = decide(Policy::Congra { look_ahead: true }, &st2);
+        let d = decide(LA, &st2);
         assert!(launches(&d).is_empty(), "{d:#?}");
         assert!(matches!(d[0].action, Action::Hold { job: 2 }), "{d:#?}");
         assert!(d[0].reason.contains("look-ahead"));
@@ -778,7 +916,7 @@ mod tests {
             running: &[],
             ..st2
         };
-        assert!(!launches(&decide(Policy::Congra { look_ahead: true }, &st3)).is_empty());
+        assert!(!launches(&decide(LA, &st3)).is_empty());
     }
 
     #[test]
@@ -798,6 +936,47 @@ mod tests {
         // One at two threads does 2.5 jobs' work per job-time; two at one do 2.
         assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
         assert!(d[0].reason.contains("work rate"), "{}", d[0].reason);
+    }
+
+    #[test]
+    fn a_short_job_bypasses_a_full_node_and_only_one_at_a_time() {
+        let m = Machine::model(1, 2, 1000.0);
+        let running = vec![RunningUnit {
+            id: 1,
+            node: Some(0),
+            threads: 2,
+            jobs: vec![9],
+            cost: cost(10.0, 0.0, 0.1),
+            group: None,
+            remaining_seconds: 8.0,
+        }];
+        let q = vec![job(0, cost(0.2, 0.0, 0.01)), job(1, cost(5.0, 0.0, 0.01))];
+        let by = Policy::Congra {
+            look_ahead: false,
+            short_job_bypass: true,
+        };
+        let st = SchedState {
+            now: 0.0,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        let d = decide(by, &st);
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
+        assert!(d.iter().any(|x| x.reason.contains("short-job bypass")));
+        assert!(launches(&decide(NOLA, &st)).is_empty());
+        // Already oversubscribed: no second bypass.
+        let mut two = running.clone();
+        two.push(RunningUnit {
+            id: 2,
+            threads: 2,
+            ..running[0].clone()
+        });
+        let st = SchedState {
+            running: &two,
+            ..st
+        };
+        assert!(launches(&decide(by, &st)).is_empty());
     }
 
     #[test]

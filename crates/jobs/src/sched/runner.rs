@@ -399,8 +399,11 @@ mod tests {
         assert_eq!(d.len(), 4);
         for p in [
             Policy::All,
-            Policy::Congra { look_ahead: true },
-            Policy::Congra { look_ahead: false },
+            Policy::CONGRA,
+            Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: false,
+            },
         ] {
             let (v, d) = run(p);
             assert!(!d.is_empty());

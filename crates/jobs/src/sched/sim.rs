@@ -375,7 +375,14 @@ mod tests {
             r.makespan_seconds
         );
         // Congra runs two at one thread each: 10 s, then the third on 2: 6 s.
-        let r = simulate(&m, Policy::Congra { look_ahead: false }, &jobs);
+        let r = simulate(
+            &m,
+            Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: false,
+            },
+            &jobs,
+        );
         assert!(
             (r.makespan_seconds - 16.0).abs() < 1e-6,
             "{}",
