@@ -86,7 +86,7 @@ for g in "${graphs[@]}"; do
     lambda_model=$(awk -v x="$lambda" 'BEGIN { printf "%.4f", x * 8 }')
     echo
     echo "graph $g: mean solo time $(printf '%.3f' "$mean") s, λ = $lambda jobs/s here, $lambda_model jobs/s on the modelled 16-core machine, seed $seed"
-    printf '%4s %-12s | %10s %7s %7s | %10s %7s | %10s %7s %7s\n' \
+    printf '%4s %-15s | %10s %7s %7s | %10s %7s | %10s %7s %7s\n' \
         jobs policy "meas j/h" "QoS50" "QoS95" "sim j/h" "err%" "2s16 j/h" "QoS50" "QoS95"
     for n in $counts; do
         jobs="$out/$g-$n.toml"
@@ -110,7 +110,7 @@ for g in "${graphs[@]}"; do
             read -r st < <(jq -r --arg p "$p" '.policies[$p].throughput_jobs_per_hour' "$out/$g-$n-sim-this.json")
             read -r xt x50 x95 < <(jq -r --arg p "$p" '.policies[$p] | [.throughput_jobs_per_hour, .qos_p50, .qos_p95] | map(tostring) | join(" ")' "$out/$g-$n-sim-2s16.json")
             err=$(awk -v s="$st" -v m="$mt" 'BEGIN { printf "%+.1f", (s - m) / m * 100 }')
-            printf '%4s %-12s | %10.0f %7.2f %7.2f | %10.0f %7s | %10.0f %7.2f %7.2f\n' \
+            printf '%4s %-15s | %10.0f %7.2f %7.2f | %10.0f %7s | %10.0f %7.2f %7.2f\n' \
                 "$n" "$p" "$mt" "$m50" "$m95" "$st" "$err" "$xt" "$x50" "$x95"
         done
     done
