@@ -6,7 +6,8 @@
 //! `congra` follows CongraPlus §3.2 and §4.2 (Pan and Li, TPDS'18):
 //! 1. *Scan groups* (Plexus's addition): a queued job that can be fused with
 //!    a running shared-scan unit (same algorithm on the same snapshot) joins
-//!    it when the node's bandwidth can take the job's state traffic (the
+//!    it when its time at the unit's threads fits in the unit's remaining
+//!    run and the node's bandwidth can take the job's state traffic (the
 //!    topology is read once for the whole group).
 //! 2. *Query assigner* (§4.2.1): the remaining queued work is assigned to
 //!    NUMA nodes by the LPT rule (heaviest first, to the least-loaded node;
@@ -369,6 +370,13 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
             continue;
         };
         let node = u.node.unwrap_or(0).min(m.nodes - 1);
+        // A joiner rides on the group's remaining scan; one that would need
+        // longer than that at the group's threads would keep the group (and
+        // its jobs) running on those threads: it starts its own unit instead.
+        if q.cost.seconds(u.threads as f64) > u.remaining_seconds {
+            waiting.push(qi);
+            continue;
+        }
         // The joiner's state traffic at the unit's pace; the topology is
         // already read for the group.
         let extra = q.cost.state_bytes / u.cost.seconds(u.threads as f64).max(1e-9);
@@ -1061,11 +1069,27 @@ mod tests {
             &SchedState {
                 now: 0.0,
                 machine: &m,
-                queue: &[b],
+                queue: &[b.clone()],
                 running: &running,
             },
         );
         assert_eq!(d[0].action, Action::Join { unit: 3, job: 1 }, "{d:#?}");
+        // Near its end the group would run on for the joiner: no join.
+        let ending = vec![RunningUnit {
+            remaining_seconds: 0.1,
+            ..running[0].clone()
+        }];
+        let st = SchedState {
+            now: 0.0,
+            machine: &m,
+            queue: &[b],
+            running: &ending,
+        };
+        let d = decide(NOLA, &st);
+        assert!(
+            d.iter().all(|x| !matches!(x.action, Action::Join { .. })),
+            "{d:#?}"
+        );
     }
 
     #[test]
