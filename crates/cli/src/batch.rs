@@ -31,6 +31,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plexus_engine::algo::{cdlp, pagerank};
 use plexus_jobs::manager::ManagerStats;
+use plexus_jobs::sched::{Cost, Policy, Runner, RunnerConfig};
 use plexus_jobs::{
     Algorithm, Catalog, ExecMode, JobHandle, JobManager, JobSpec, JobState, JobStatus,
     ManagerConfig, Snapshot,
@@ -68,6 +69,24 @@ pub struct BatchArgs {
     /// Write each finished job's per-vertex result to DIR/NAME.csv (external ids).
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
+    /// Schedule the stream by a policy instead of one manager in --mode:
+    /// fifo (one job at a time, all cores), all (every job on arrival with
+    /// all cores), congra (CongraPlus: bandwidth-aware admission, iterative
+    /// ascent of threads, scan groups, NUMA pinning, look-ahead) or
+    /// congra-nola (without look-ahead). With --scheduler, --mode is ignored:
+    /// each launched unit runs in a manager of its own (sequential for one
+    /// job, shared for a scan group). Needs profiles (`plexus profile`;
+    /// made on first use).
+    #[arg(long)]
+    pub scheduler: Option<Policy>,
+    /// With --scheduler: print the schedule's decisions with their reasons
+    /// (and add them to --json as `decisions`).
+    #[arg(long)]
+    pub explain: bool,
+    /// With --scheduler: do not profile missing or stale profiles; use the
+    /// default cost model (docs/scheduler.md).
+    #[arg(long)]
+    pub no_profile: bool,
 }
 
 #[derive(Deserialize)]
@@ -112,10 +131,10 @@ struct JobEntry {
 }
 
 /// One job of the file, checked.
-struct Planned {
-    spec: JobSpec,
-    graph: String,
-    at: f64,
+pub(crate) struct Planned {
+    pub(crate) spec: JobSpec,
+    pub(crate) graph: String,
+    pub(crate) at: f64,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -123,7 +142,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// Parses `text` (the contents of `path`) into jobs; errors name the line.
-fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>> {
+pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>> {
     let file: JobsFile = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
         let msg = e.message().trim().replace('\n', " ");
@@ -255,7 +274,7 @@ fn parse_bytes(what: &str, s: &str) -> anyhow::Result<u64> {
 }
 
 /// The nearest-rank percentile `p` (0–100) of `xs`.
-fn percentile(xs: &[f64], p: f64) -> Option<f64> {
+pub(crate) fn percentile(xs: &[f64], p: f64) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }
@@ -370,6 +389,12 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
             snaps.insert(p.graph.clone(), catalog.publish(&p.graph, g));
         }
     }
+    if let Some(policy) = a.scheduler {
+        return batch_scheduled(ctx, threads, &a, policy, &planned, &snaps, llc, memory);
+    }
+    if a.explain || a.no_profile {
+        bail!("--explain and --no-profile apply with --scheduler");
+    }
     let mgr = JobManager::new(ManagerConfig {
         mode: a.mode,
         threads,
@@ -377,6 +402,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         memory_limit_bytes: memory,
         fuse: !a.no_fuse,
         fuse_sssp: a.fuse_sssp,
+        cpus: None,
     })?;
     // A panic inside a guarded kernel fails its job; keep the screen quiet
     // about it (the job's status carries the message).
@@ -475,6 +501,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     let done = latencies.len();
     let report = json!({
         "mode": a.mode,
+        "scheduler": Value::Null,
         "jobs": jobs,
         "jobs_done": done,
         "jobs_failed": failed,
@@ -496,6 +523,201 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        print_text(&report, &stats, planned.len());
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} jobs did not finish (see their errors above)",
+            planned.len()
+        );
+    }
+    Ok(())
+}
+
+/// `batch --scheduler`: the stream runs through a [`Runner`] under `policy`;
+/// jobs arrive at their `at`, the policy decides at every arrival and every
+/// unit's end. Latency is the response time (arrival to end) and QoS is it
+/// divided by the job's profiled time alone with every core.
+#[allow(clippy::too_many_arguments)]
+fn batch_scheduled(
+    ctx: &Ctx,
+    threads: usize,
+    a: &BatchArgs,
+    policy: Policy,
+    planned: &[Planned],
+    snaps: &HashMap<String, Arc<Snapshot>>,
+    llc: Option<u64>,
+    memory: Option<u64>,
+) -> anyhow::Result<()> {
+    let llc_info = plexus_jobs::cache::detect_llc(llc);
+    let mut profiles = HashMap::new();
+    for (name, snap) in snaps {
+        let p =
+            crate::profile::ensure_profile(ctx, name, snap, a.no_profile, Some(llc_info.bytes))?;
+        profiles.insert(name.clone(), p);
+    }
+    let costs: Vec<Cost> = planned
+        .iter()
+        .map(|p| {
+            crate::profile::cost_of(
+                profiles[&p.graph].as_ref(),
+                &snaps[&p.graph],
+                &p.spec.algorithm,
+            )
+        })
+        .collect();
+    let machine = crate::profile::this_machine(ctx, threads);
+    let solo: Vec<f64> = costs
+        .iter()
+        .map(|c| c.seconds(machine.cores() as f64))
+        .collect();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !plexus_jobs::scan::in_guarded_kernel() {
+            prev(info);
+        }
+    }));
+    plexus_jobs::memory::reset_peak_rss();
+    let mut order: Vec<usize> = (0..planned.len()).collect();
+    order.sort_by(|&x, &y| planned[x].at.total_cmp(&planned[y].at));
+    let mut display = Display::new(ctx.quiet || a.json);
+    let mut runner = Runner::new(RunnerConfig {
+        policy,
+        machine: machine.clone(),
+        llc_bytes: Some(llc_info.bytes),
+        memory_limit_bytes: memory,
+        fuse_sssp: a.fuse_sssp,
+        pin: true,
+    });
+    let mut slot: Vec<Option<usize>> = vec![None; planned.len()];
+    let mut collected: Vec<Option<Collected>> = vec![None; planned.len()];
+    let mut next = 0usize;
+    let wall = loop {
+        let now = runner.elapsed();
+        while next < order.len() && planned[order[next]].at <= now {
+            let i = order[next];
+            let p = &planned[i];
+            slot[i] =
+                Some(runner.arrive(Arc::clone(&snaps[&p.graph]), p.spec.clone(), costs[i], p.at));
+            next += 1;
+        }
+        runner.tick()?;
+        let handles: Vec<Option<JobHandle>> = slot
+            .iter()
+            .map(|s| s.and_then(|r| runner.handle(r).cloned()))
+            .collect();
+        display.update(&runner.statuses());
+        collect(&handles, planned, a.out_dir.as_deref(), &mut collected)?;
+        if next >= order.len() && runner.idle() {
+            break runner.elapsed();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    display.finish();
+    let peak_rss = plexus_jobs::memory::peak_rss_bytes();
+    let rs = runner.stats();
+    let stats = ManagerStats {
+        topology_bytes_read: rs.topology_bytes_read,
+        topology_bytes: snaps.values().map(|s| s.graph().topology_bytes()).sum(),
+        job_state_bytes: 0,
+        peak_job_state_bytes: rs.peak_unit_state_bytes,
+        passes: rs.passes,
+        task_chunks: 0,
+        chunks: 0,
+        chunk_target_bytes: 0,
+        llc: llc_info,
+    };
+    let mut jobs = Vec::new();
+    let mut latencies = Vec::new();
+    let mut qos = Vec::new();
+    let mut failed = 0usize;
+    for (i, p) in planned.iter().enumerate() {
+        let mut j = json!({
+            "name": p.spec.name,
+            "algorithm": p.spec.algorithm.name(),
+            "graph": p.graph,
+            "submitted_at_seconds": p.at,
+            "profiled_solo_seconds": solo[i],
+        });
+        let Some(r) = slot[i] else {
+            jobs.push(j);
+            continue;
+        };
+        j["launched_at_seconds"] = json!(runner.launched_at(r));
+        match (runner.handle(r), runner.refused(r)) {
+            (Some(h), _) => {
+                let s = h.status();
+                j["id"] = json!(s.id);
+                j["snapshot"] = json!(s.snapshot);
+                j["state"] = json!(s.state);
+                j["supersteps"] = json!(s.superstep);
+                j["run_seconds"] = json!(s.run_seconds);
+                let response = runner.response_seconds(r);
+                j["latency_seconds"] = json!(response);
+                j["response_seconds"] = json!(response);
+                if s.state == JobState::Done {
+                    if let Some(l) = response {
+                        latencies.push(l);
+                        let q = l / solo[i].max(1e-9);
+                        qos.push(q);
+                        j["qos"] = json!(q);
+                    }
+                    if let Some(c) = &collected[i] {
+                        j["summary"] = c.summary.clone();
+                        if let Some(f) = &c.output {
+                            j["output"] = json!(f);
+                        }
+                    }
+                } else {
+                    failed += 1;
+                    j["error"] = json!(s.error);
+                }
+            }
+            (None, Some(e)) => {
+                failed += 1;
+                j["state"] = json!("refused");
+                j["error"] = json!(e);
+            }
+            (None, None) => {}
+        }
+        jobs.push(j);
+    }
+    let done = latencies.len();
+    let mut report = json!({
+        "mode": Value::Null,
+        "scheduler": policy.name(),
+        "machine": machine,
+        "jobs": jobs,
+        "jobs_done": done,
+        "jobs_failed": failed,
+        "wall_seconds": wall,
+        "throughput_jobs_per_hour": if wall > 0.0 { done as f64 * 3600.0 / wall } else { 0.0 },
+        "latency_p50_seconds": percentile(&latencies, 50.0),
+        "latency_p95_seconds": percentile(&latencies, 95.0),
+        "qos_p50": percentile(&qos, 50.0),
+        "qos_p95": percentile(&qos, 95.0),
+        "peak_rss_bytes": peak_rss,
+        "topology_bytes_read": stats.topology_bytes_read,
+        "topology_bytes": stats.topology_bytes,
+        "peak_job_state_bytes": stats.peak_job_state_bytes,
+        "memory_model_bytes": stats.topology_bytes + stats.peak_job_state_bytes,
+        "threads": machine.cores(),
+        "units": rs.units,
+        "passes": stats.passes,
+        "llc": stats.llc,
+    });
+    if a.explain {
+        report["decisions"] = json!(runner.decisions());
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        if a.explain {
+            println!("decisions ({}):", policy.name());
+            for d in runner.decisions() {
+                println!("  {d}");
+            }
+        }
         print_text(&report, &stats, planned.len());
     }
     if failed > 0 {
@@ -589,15 +811,21 @@ fn print_text(r: &Value, stats: &ManagerStats, n: usize) {
         }
     }
     let secs = |k: &str| r[k].as_f64().map_or("-".into(), |x| format!("{x:.3} s"));
+    let label = match r["scheduler"].as_str() {
+        Some(p) => format!("scheduler {p}"),
+        None => format!("mode {}", r["mode"].as_str().unwrap_or("")),
+    };
     println!(
-        "mode {}: {} of {n} jobs done in {} wall, {:.0} jobs/hour; latency p50 {}, p95 {}",
-        r["mode"].as_str().unwrap_or(""),
+        "{label}: {} of {n} jobs done in {} wall, {:.0} jobs/hour; latency p50 {}, p95 {}",
         r["jobs_done"],
         secs("wall_seconds"),
         r["throughput_jobs_per_hour"].as_f64().unwrap_or(0.0),
         secs("latency_p50_seconds"),
         secs("latency_p95_seconds"),
     );
+    if let (Some(p50), Some(p95)) = (r["qos_p50"].as_f64(), r["qos_p95"].as_f64()) {
+        println!("QoS (response ÷ profiled solo time): p50 {p50:.2}, p95 {p95:.2}");
+    }
     println!(
         "memory: peak RSS {}, topology {} + peak job state {} = {}; topology read {} in {} passes over {} chunks of ~{} (LLC {} from {:?})",
         r["peak_rss_bytes"].as_u64().map_or("-".into(), mib),

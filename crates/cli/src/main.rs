@@ -13,8 +13,10 @@ mod fmt;
 mod graph_cmds;
 mod mix;
 mod probe;
+mod profile;
 mod progress;
 mod run;
+mod simulate;
 
 /// Plexus: a graph analytics engine. Stores graphs under a data directory
 /// and runs analytics on them.
@@ -64,6 +66,10 @@ pub enum Command {
     Batch(batch::BatchArgs),
     /// Write a random job mix (JOBS.toml) for a stored graph to stdout.
     Mix(mix::MixArgs),
+    /// Profile each job algorithm on a stored graph at 1..=cores threads (time, bytes, bandwidth).
+    Profile(profile::ProfileArgs),
+    /// Replay a job stream through the schedulers on a modelled machine (MACHINE.toml).
+    Simulate(simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -142,5 +148,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Probe(a) => probe::probe(&ctx, a),
         Command::Batch(a) => batch::batch(&ctx, cli.threads, a),
         Command::Mix(a) => mix::mix(&ctx, a),
+        Command::Profile(a) => profile::profile(&ctx, a),
+        Command::Simulate(a) => simulate::simulate(&ctx, a),
     }
 }

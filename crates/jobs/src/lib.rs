@@ -13,6 +13,9 @@
 //!   the engine's vertex programs (unchanged) chunk by chunk.
 //! * [`lanes`]: fused tasks: multi-source BFS, k-wide PageRank, shared WCC
 //!   and CDLP.
+//! * [`sched`]: resource-aware scheduling of a job stream (CongraPlus):
+//!   profiles, the decision core shared by the real runner and the
+//!   simulator, NUMA pinning.
 //! * [`cache`]: LLC detection and GraphM's chunk-size formula;
 //!   [`memory`]: available memory and resident set from `/proc`.
 //!
@@ -48,6 +51,7 @@ pub mod manager;
 pub mod memory;
 pub mod output;
 pub mod scan;
+pub mod sched;
 pub mod snapshot;
 pub mod spec;
 

@@ -84,6 +84,9 @@ pub struct ManagerConfig {
     /// [`crate::lanes::sssp`]); without it each SSSP job is its own task in
     /// the shared scan.
     pub fuse_sssp: bool,
+    /// Pin the pool's threads to these CPU ids (`sched_setaffinity`; the
+    /// scheduler pins a unit to its NUMA node); `None`: not pinned.
+    pub cpus: Option<Vec<usize>>,
 }
 
 impl Default for ManagerConfig {
@@ -95,6 +98,7 @@ impl Default for ManagerConfig {
             memory_limit_bytes: None,
             fuse: true,
             fuse_sssp: false,
+            cpus: None,
         }
     }
 }
@@ -155,9 +159,16 @@ impl JobManager {
     /// A manager with its own thread pool; detects the LLC now (about a
     /// third of a second) unless `cfg.llc_bytes` is given.
     pub fn new(cfg: ManagerConfig) -> Result<Self, JobError> {
+        let cpus = cfg.cpus.clone();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.threads)
             .thread_name(|i| format!("plexus-scan-{i}"))
+            .start_handler(move |_| {
+                if let Some(c) = &cpus {
+                    // Best effort: an unpinned thread still computes the same.
+                    let _ = crate::sched::numa::pin_current_thread(c);
+                }
+            })
             .build()
             .map_err(|e| JobError::Threads(e.to_string()))?;
         let llc = detect_llc(cfg.llc_bytes);

@@ -1,0 +1,298 @@
+//! The machine and the cost of a job as the scheduler models them.
+//!
+//! A job's time at `t` threads is its profiled time where measured (`t =
+//! 1..=p`, interpolated linearly in `1/t` between thread counts), `T(1)/t`
+//! below one thread (a time-shared fraction of a core), and past `p` the
+//! Amdahl curve `a + b/t` fitted to the measured times (least squares in
+//! `1/t`; `a` clamped at 0 for superlinear profiles; with one point,
+//! [`DEFAULT_SERIAL_FRACTION`] of it serial) scaled to pass through `T(p)`.
+//! Its memory traffic is `bytes = topology_bytes + state_bytes` per run, so
+//! its bandwidth demand at `t` threads is `bytes / T(t)`. See docs/scheduler.md.
+use serde::{Deserialize, Serialize};
+
+/// Memory bandwidth per node assumed when `plexus probe` was never run, GB/s.
+pub const DEFAULT_BANDWIDTH_GBS: f64 = 10.0;
+/// Remote-access factor of the simulator: a byte read from another node's
+/// memory costs this many bytes of a node's bandwidth (a 2-socket Xeon reads
+/// remote memory at about 0.6–0.7 of the local rate, so 1.5).
+pub const DEFAULT_REMOTE_FACTOR: f64 = 1.5;
+/// Oversubscription penalty `π` of the simulator: with `Σ threads / cores =
+/// x > 1` on a node, every unit there runs `1 + π·(x − 1)` times slower on
+/// top of time sharing (context switches, cache and TLB refills). Calibrated
+/// on this machine: `all` (x up to 16) measured at or above `fifo`, which
+/// time sharing alone predicts equal, so no penalty is supported and `π = 0`
+/// (docs/scheduler.md, "Calibration"); a machine file may set another value.
+pub const DEFAULT_OVERSUBSCRIPTION_PENALTY: f64 = 0.0;
+/// Serial fraction assumed when a profile has a single thread count.
+pub const DEFAULT_SERIAL_FRACTION: f64 = 0.1;
+/// Measured thread counts a [`Cost`] keeps (more are used for the fit only).
+pub const MAX_MEASURED_THREADS: usize = 8;
+
+/// A machine: NUMA nodes of equal size, each with its own memory bandwidth.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// NUMA nodes (sockets), ≥ 1.
+    pub nodes: usize,
+    /// Cores per node, ≥ 1.
+    pub cores_per_node: usize,
+    /// Sustainable memory bandwidth of one node (STREAM triad), GB/s (10⁹ B/s).
+    pub bandwidth_gbs_per_node: f64,
+    /// Simulator only: see [`DEFAULT_REMOTE_FACTOR`].
+    pub remote_factor: f64,
+    /// Simulator only: see [`DEFAULT_OVERSUBSCRIPTION_PENALTY`].
+    pub oversubscription_penalty: f64,
+    /// CPU ids of each node (`cpus.len() == nodes` on a real machine; empty
+    /// in a model, where nothing is pinned).
+    pub cpus: Vec<Vec<usize>>,
+}
+
+impl Machine {
+    /// A modelled machine with the default simulator constants and no CPU ids.
+    pub fn model(nodes: usize, cores_per_node: usize, bandwidth_gbs_per_node: f64) -> Self {
+        Machine {
+            nodes: nodes.max(1),
+            cores_per_node: cores_per_node.max(1),
+            bandwidth_gbs_per_node,
+            remote_factor: DEFAULT_REMOTE_FACTOR,
+            oversubscription_penalty: DEFAULT_OVERSUBSCRIPTION_PENALTY,
+            cpus: Vec::new(),
+        }
+    }
+
+    /// All cores of the machine.
+    pub fn cores(&self) -> usize {
+        self.nodes * self.cores_per_node
+    }
+
+    /// The bandwidth limit of one node in bytes per second.
+    pub fn node_bandwidth_bytes(&self) -> f64 {
+        self.bandwidth_gbs_per_node * 1e9
+    }
+}
+
+/// What running one job (or one fused unit of jobs) costs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    /// Seconds that do not shrink with threads (`a` of `a + b/t`), ≥ 0.
+    pub serial_seconds: f64,
+    /// Seconds that divide among threads (`b`), ≥ 0.
+    pub parallel_seconds: f64,
+    /// Bytes of topology read per run.
+    pub topology_bytes: f64,
+    /// Bytes of per-vertex state read or written per run.
+    pub state_bytes: f64,
+    /// Profiled seconds at `i + 1` threads for `i < measured_threads`.
+    pub measured: [f64; MAX_MEASURED_THREADS],
+    /// How many of `measured` hold times (0: the Amdahl curve alone).
+    pub measured_threads: usize,
+}
+
+impl Cost {
+    /// A cost given by the Amdahl curve alone (no measured times).
+    pub fn amdahl(
+        serial_seconds: f64,
+        parallel_seconds: f64,
+        topology_bytes: f64,
+        state_bytes: f64,
+    ) -> Cost {
+        Cost {
+            serial_seconds,
+            parallel_seconds,
+            topology_bytes,
+            state_bytes,
+            measured: [0.0; MAX_MEASURED_THREADS],
+            measured_threads: 0,
+        }
+    }
+
+    /// Fits `a + b/t` to `seconds[i]` measured at `i + 1` threads.
+    /// Returns `None` when there is no finite positive time.
+    pub fn fit(seconds: &[f64], topology_bytes: f64, state_bytes: f64) -> Option<Cost> {
+        let pts: Vec<(f64, f64)> = seconds
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_finite() && **s > 0.0)
+            .map(|(i, s)| (1.0 / (i + 1) as f64, *s))
+            .collect();
+        let (a, b) = match pts.len() {
+            0 => return None,
+            1 => {
+                // T(t0) = a + b/t0 with a = f·T(1).
+                let (x, y) = pts[0];
+                let t1 = y / (DEFAULT_SERIAL_FRACTION + (1.0 - DEFAULT_SERIAL_FRACTION) * x);
+                (
+                    DEFAULT_SERIAL_FRACTION * t1,
+                    (1.0 - DEFAULT_SERIAL_FRACTION) * t1,
+                )
+            }
+            _ => {
+                // Least squares of y = a + b·x.
+                let n = pts.len() as f64;
+                let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+                let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+                let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+                let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+                let b = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+                let a = my - b * mx;
+                if a < 0.0 {
+                    // Superlinear: all parallel, through the mean point.
+                    (0.0, my / mx)
+                } else {
+                    (a, b)
+                }
+            }
+        };
+        let mut c = Cost::amdahl(a, b, topology_bytes.max(0.0), state_bytes.max(0.0));
+        let valid = seconds
+            .iter()
+            .take(MAX_MEASURED_THREADS)
+            .take_while(|s| s.is_finite() && **s > 0.0)
+            .count();
+        c.measured[..valid].copy_from_slice(&seconds[..valid]);
+        c.measured_threads = valid;
+        Some(c)
+    }
+
+    /// The fitted Amdahl curve `a + b/t`.
+    fn curve(&self, t: f64) -> f64 {
+        self.serial_seconds + self.parallel_seconds / t.max(1e-9)
+    }
+
+    /// Seconds at `t` threads (`t` may be fractional: a time-shared share).
+    pub fn seconds(&self, t: f64) -> f64 {
+        let p = self.measured_threads;
+        if p == 0 {
+            return self.curve(t);
+        }
+        let m = &self.measured;
+        if t <= 1.0 {
+            return m[0] / t.max(1e-9);
+        }
+        if t <= p as f64 {
+            let i = t.floor() as usize;
+            if i >= p || (t - i as f64).abs() < 1e-12 {
+                return m[i.min(p) - 1];
+            }
+            let (x0, x1, x) = (1.0 / i as f64, 1.0 / (i + 1) as f64, 1.0 / t);
+            return m[i - 1] + (m[i] - m[i - 1]) * (x - x0) / (x1 - x0);
+        }
+        let at_p = self.curve(p as f64);
+        if at_p > 0.0 {
+            m[p - 1] * self.curve(t) / at_p
+        } else {
+            m[p - 1] * p as f64 / t
+        }
+    }
+
+    /// Bytes of memory traffic per run.
+    pub fn bytes(&self) -> f64 {
+        self.topology_bytes + self.state_bytes
+    }
+
+    /// Bandwidth demand at `t` threads running alone, bytes per second.
+    pub fn bandwidth(&self, t: f64) -> f64 {
+        let s = self.seconds(t);
+        if s > 0.0 {
+            self.bytes() / s
+        } else {
+            0.0
+        }
+    }
+
+    /// Bandwidth demand at `t` threads in GB/s.
+    pub fn bandwidth_gbs(&self, t: f64) -> f64 {
+        self.bandwidth(t) / 1e9
+    }
+
+    /// The time drop of one more thread: `T(t) − T(t + 1)` (CongraPlus eq. 3).
+    pub fn gain(&self, t: usize) -> f64 {
+        self.seconds(t as f64) - self.seconds(t as f64 + 1.0)
+    }
+
+    /// Every figure multiplied by `k` (a job with `k` times the iterations).
+    pub fn scaled(&self, k: f64) -> Cost {
+        let mut c = *self;
+        c.serial_seconds *= k;
+        c.parallel_seconds *= k;
+        c.topology_bytes *= k;
+        c.state_bytes *= k;
+        c.measured.iter_mut().for_each(|x| *x *= k);
+        c
+    }
+
+    /// The speedup at `t` threads, `T(1) / T(t)`.
+    pub fn speedup(&self, t: f64) -> f64 {
+        let s = self.seconds(t);
+        if s > 0.0 {
+            self.seconds(1.0) / s
+        } else {
+            1.0
+        }
+    }
+
+    /// The cost of the jobs `costs` fused into one shared scan: topology
+    /// read once (the largest), states summed; time grows with bytes
+    /// (`T ∝ bytes` from the largest job). `None` when `costs` is empty.
+    pub fn fused(costs: &[Cost]) -> Option<Cost> {
+        let big = costs
+            .iter()
+            .copied()
+            .max_by(|x, y| x.bytes().total_cmp(&y.bytes()))?;
+        let topology = costs.iter().map(|c| c.topology_bytes).fold(0.0, f64::max);
+        let state: f64 = costs.iter().map(|c| c.state_bytes).sum();
+        let k = if big.bytes() > 0.0 {
+            (topology + state) / big.bytes()
+        } else {
+            1.0
+        };
+        let mut c = big.scaled(k);
+        c.topology_bytes = topology;
+        c.state_bytes = state;
+        Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_points_are_fitted_exactly() {
+        let c = Cost::fit(&[10.0, 6.0], 1e9, 1e8).unwrap();
+        assert!((c.seconds(1.0) - 10.0).abs() < 1e-9);
+        assert!((c.seconds(2.0) - 6.0).abs() < 1e-9);
+        // Amdahl: a = 2, b = 8; 8 threads → 3 s.
+        assert!((c.seconds(8.0) - 3.0).abs() < 1e-9);
+        assert!((c.bandwidth(8.0) - 1.1e9 / 3.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn no_speedup_means_all_serial_and_superlinear_all_parallel() {
+        let c = Cost::fit(&[4.0, 4.5], 0.0, 0.0).unwrap();
+        assert_eq!(c.parallel_seconds, 0.0);
+        let c = Cost::fit(&[4.0, 1.5], 0.0, 0.0).unwrap();
+        assert_eq!(c.serial_seconds, 0.0);
+        // Measured times are kept (superlinear 1 → 2), the fit continues past them.
+        assert_eq!(c.seconds(2.0), 1.5);
+        assert!((c.seconds(4.0) - 0.75).abs() < 1e-12);
+        assert!((c.speedup(2.0) - 4.0 / 1.5).abs() < 1e-12);
+        // Between thread counts: linear in 1/t; below one thread: time-shared.
+        let c = Cost::fit(&[4.0, 3.0, 2.0], 0.0, 0.0).unwrap();
+        assert!(
+            (c.seconds(2.4) - (3.0 - (1.0 / 2.0 - 1.0 / 2.4) / (1.0 / 2.0 - 1.0 / 3.0))).abs()
+                < 1e-12
+        );
+        assert_eq!(c.seconds(0.5), 8.0);
+        assert!(Cost::fit(&[], 0.0, 0.0).is_none());
+        assert!(Cost::fit(&[f64::NAN], 0.0, 0.0).is_none());
+    }
+
+    #[test]
+    fn fused_jobs_read_the_topology_once() {
+        let c = Cost::fit(&[10.0, 6.0], 8e8, 2e8).unwrap();
+        let f = Cost::fused(&[c, c]).unwrap();
+        assert_eq!(f.topology_bytes, 8e8);
+        assert_eq!(f.state_bytes, 4e8);
+        assert!((f.seconds(1.0) - 12.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,141 @@
+//! NUMA nodes from sysfs and pinning a thread to a node's CPUs.
+//!
+//! The topology is read from `ROOT/devices/system/node/node*/cpulist`
+//! (`ROOT` is `/sys` on a real machine; tests pass a fake tree). A machine
+//! without that directory (or with an unreadable one) is one node holding
+//! every CPU the process may run on.
+use std::path::Path;
+
+/// The CPU ids of each NUMA node, in node order; never empty (one node
+/// with CPUs `0..available_parallelism` when sysfs says nothing).
+pub fn read_nodes(sys_root: &Path) -> Vec<Vec<usize>> {
+    let dir = sys_root.join("devices/system/node");
+    let mut nodes: Vec<(usize, Vec<usize>)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(id) = name
+                .strip_prefix("node")
+                .and_then(|n| n.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(e.path().join("cpulist")) else {
+                continue;
+            };
+            if let Some(cpus) = parse_cpulist(text.trim()) {
+                if !cpus.is_empty() {
+                    nodes.push((id, cpus));
+                }
+            }
+        }
+    }
+    nodes.sort();
+    if nodes.is_empty() {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        return vec![(0..n).collect()];
+    }
+    nodes.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Parses a kernel CPU list such as `0-3,8-11,16`; `None` when malformed.
+pub fn parse_cpulist(s: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    if s.is_empty() {
+        return Some(out);
+    }
+    for part in s.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 1 << 16 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    Some(out)
+}
+
+/// Pins the calling thread to `cpus` (`sched_setaffinity`). An empty list
+/// is refused; ids past the kernel's `CPU_SETSIZE` are an error.
+#[allow(unsafe_code)]
+pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
+    if cpus.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "no CPU to pin to",
+        ));
+    }
+    let max = std::mem::size_of::<libc::cpu_set_t>() * 8;
+    if let Some(&c) = cpus.iter().find(|&&c| c >= max) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("CPU {c} is past the affinity mask's {max} bits"),
+        ));
+    }
+    // SAFETY: `cpu_set_t` is plain bits, valid when zeroed; CPU_SET writes
+    // only bits below its size (checked above); sched_setaffinity reads
+    // `size_of::<cpu_set_t>()` bytes of the set we own, and pid 0 is the
+    // calling thread. No memory is shared or retained by the call.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpulists_parse_ranges_and_singles() {
+        assert_eq!(
+            parse_cpulist("0-3,8,10-11"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
+        assert_eq!(parse_cpulist(""), Some(vec![]));
+        assert_eq!(parse_cpulist("3-1"), None);
+        assert_eq!(parse_cpulist("x"), None);
+    }
+
+    #[test]
+    fn a_fake_two_node_tree_gives_two_nodes_in_order() {
+        let dir = std::env::temp_dir().join(format!("plexus-numa-{}", std::process::id()));
+        for (n, list) in [(1, "4-7\n"), (0, "0-3\n")] {
+            let d = dir.join(format!("devices/system/node/node{n}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("cpulist"), list).unwrap();
+        }
+        std::fs::write(dir.join("devices/system/node/online"), "0-1\n").unwrap();
+        assert_eq!(read_nodes(&dir), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        let _ = std::fs::remove_dir_all(&dir);
+        // No tree at all: one node.
+        let none = read_nodes(Path::new("/nonexistent-plexus"));
+        assert_eq!(none.len(), 1);
+        assert!(!none[0].is_empty());
+    }
+
+    #[test]
+    fn pinning_to_the_first_node_succeeds_on_this_machine() {
+        let nodes = read_nodes(Path::new("/sys"));
+        let cpus = nodes[0].clone();
+        let r = std::thread::spawn(move || pin_current_thread(&cpus))
+            .join()
+            .unwrap();
+        assert!(r.is_ok(), "{r:?}");
+        assert!(pin_current_thread(&[]).is_err());
+        assert!(pin_current_thread(&[1 << 20]).is_err());
+    }
+}

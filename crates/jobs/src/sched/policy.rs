@@ -1,0 +1,1114 @@
+//! The decision core: pure code from a [`SchedState`] (machine, queued
+//! jobs, running units) to [`Decision`]s, each with a human-readable reason.
+//! The real runner ([`super::runner`]) and the simulator ([`super::sim`])
+//! both call [`decide`] whenever a job arrives or a unit ends.
+//!
+//! `congra` follows CongraPlus §3.2 and §4.2 (Pan and Li, TPDS'18):
+//! 1. *Scan groups* (Plexus's addition): a queued job that can be fused with
+//!    a running shared-scan unit (same algorithm on the same snapshot) joins
+//!    it when its time at the unit's threads fits in the unit's remaining
+//!    run and the node's bandwidth can take the job's state traffic (the
+//!    topology is read once for the whole group).
+//! 2. *Query assigner* (§4.2.1): the remaining queued work is assigned to
+//!    NUMA nodes by the LPT rule (heaviest first, to the least-loaded node;
+//!    load = remaining seconds of the node's running units + assigned work).
+//!    Queued jobs of one scan group form one candidate unit.
+//! 3. *Local scheduler* per node (§3.2.2, generate-and-check): candidates
+//!    lightest first form the sets `S_1 ⊂ S_2 ⊂ …` while the node has a free
+//!    core for each at the minimum of one thread and the contention check
+//!    (eq. 2, `Σ_ctxt BW + Σ_S BW(1) < limit`) passes.
+//! 4. *Iterative ascent* (§4.2.3) gives each `S_k` its threads: from one
+//!    thread each, one more thread goes to the unit whose profiled time
+//!    drops most (eq. 3), until the node's cores are used or one more thread
+//!    would oversubscribe its bandwidth. The `S_k` with the most work per
+//!    second, `Σ T(Q,1)/T(Q,T(Q))`, is launched (ties: the larger set); see
+//!    docs/scheduler.md for why this and not eq. 5 selects the set.
+//! 5. *Look-ahead* (§4.2.4, optional): when `Gain(Q_LA) − Loss(ctxt)` (the
+//!    heaviest waiting job's time drop with the threads `S` would take,
+//!    minus eq. 6's mean remaining time of the running units) exceeds
+//!    `Perf(S, T)` (eq. 5, read as the time drop of `S` from its threads),
+//!    nothing is launched on the node and the resources are held for it.
+//!
+//! 6. *Short-job bypass* (Plexus's addition, optional): when a node's cores
+//!    are all taken, the lightest waiting job starts at once with the
+//!    node's cores, time-sharing them (at most one such unit per node), when
+//!    `(k + 2)·T_alone < R` (k running jobs on the node, R the shortest
+//!    remaining run): the summed response time drops, and tiny jobs do not
+//!    wait for long ones.
+//!
+//! `fifo` runs one job at a time with all cores; `all` starts every job on
+//! arrival with all cores (the OS time-shares them).
+use serde::Serialize;
+
+use super::model::{Cost, Machine};
+
+/// A scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// One job at a time, in arrival order, with every core.
+    Fifo,
+    /// Every job started on arrival with every core (oversubscribed).
+    All,
+    /// CongraPlus; `look_ahead` enables §4.2.4's look-ahead and
+    /// `short_job_bypass` Plexus's bypass for short jobs (see [`decide`]).
+    Congra {
+        look_ahead: bool,
+        short_job_bypass: bool,
+    },
+}
+
+impl Policy {
+    /// Every policy, in report order.
+    pub const ALL: [Policy; 5] = [
+        Policy::CONGRA,
+        Policy::Congra {
+            look_ahead: false,
+            short_job_bypass: true,
+        },
+        Policy::Congra {
+            look_ahead: true,
+            short_job_bypass: false,
+        },
+        Policy::All,
+        Policy::Fifo,
+    ];
+
+    /// `congra`: look-ahead and short-job bypass on.
+    pub const CONGRA: Policy = Policy::Congra {
+        look_ahead: true,
+        short_job_bypass: true,
+    };
+
+    /// The policy's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "fifo",
+            Policy::All => "all",
+            Policy::Congra {
+                look_ahead: true,
+                short_job_bypass: true,
+            } => "congra",
+            Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: true,
+            } => "congra-nola",
+            Policy::Congra {
+                look_ahead: true,
+                short_job_bypass: false,
+            } => "congra-nobypass",
+            Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: false,
+            } => "congra-plain",
+        }
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fifo" => Ok(Policy::Fifo),
+            "all" => Ok(Policy::All),
+            "congra" => Ok(Policy::CONGRA),
+            "congra-nola" => Ok(Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: true,
+            }),
+            "congra-nobypass" => Ok(Policy::Congra {
+                look_ahead: true,
+                short_job_bypass: false,
+            }),
+            "congra-plain" => Ok(Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: false,
+            }),
+            _ => Err(format!(
+                "unknown scheduler '{s}' (expected fifo, all, congra, congra-nola, congra-nobypass or congra-plain)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A job waiting to be launched.
+#[derive(Clone, Debug)]
+pub struct QueuedJob {
+    /// The caller's number for the job (returned in decisions).
+    pub id: usize,
+    /// Its name, for reasons.
+    pub name: String,
+    /// Arrival time, seconds from the start of the stream.
+    pub arrival: f64,
+    /// Its profiled cost.
+    pub cost: Cost,
+    /// Its scan group key (algorithm and snapshot) when it can be fused
+    /// into a shared scan; `None` otherwise.
+    pub group: Option<String>,
+}
+
+/// A launched unit (one job, or jobs fused into one shared scan) that runs.
+#[derive(Clone, Debug)]
+pub struct RunningUnit {
+    /// The caller's number for the unit.
+    pub id: usize,
+    /// Its node, or `None` when its threads span every node.
+    pub node: Option<usize>,
+    /// Its threads.
+    pub threads: usize,
+    /// The jobs it runs (callers' numbers).
+    pub jobs: Vec<usize>,
+    /// The unit's cost (fused when it holds several jobs).
+    pub cost: Cost,
+    /// Its scan group key when others may join it.
+    pub group: Option<String>,
+    /// Estimated seconds until it ends.
+    pub remaining_seconds: f64,
+}
+
+/// What the scheduler sees.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedState<'a> {
+    /// Seconds from the start of the stream.
+    pub now: f64,
+    /// The machine.
+    pub machine: &'a Machine,
+    /// Jobs waiting, in arrival order.
+    pub queue: &'a [QueuedJob],
+    /// Units running.
+    pub running: &'a [RunningUnit],
+}
+
+/// What to do.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "lowercase")]
+pub enum Action {
+    /// Start `jobs` as one unit (fused when more than one) with `threads`
+    /// threads on `node` (`None`: spread over every node, unpinned).
+    Launch {
+        jobs: Vec<usize>,
+        node: Option<usize>,
+        threads: usize,
+    },
+    /// Add `job` to the running shared-scan unit `unit` at its next superstep boundary.
+    Join { unit: usize, job: usize },
+    /// Keep `job` (and the node's resources) waiting.
+    Hold { job: usize },
+}
+
+/// One decision with its reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Decision {
+    /// Seconds from the start of the stream.
+    pub at: f64,
+    /// What to do.
+    #[serde(flatten)]
+    pub action: Action,
+    /// Why, in words and figures.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "t={:.2}s {}", self.at, self.reason)
+    }
+}
+
+fn gbs(bytes_per_second: f64) -> String {
+    format!("{:.2}", bytes_per_second / 1e9)
+}
+
+fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+/// The decisions for `state` under `policy`. Pure: the same state gives
+/// the same decisions.
+pub fn decide(policy: Policy, state: &SchedState<'_>) -> Vec<Decision> {
+    match policy {
+        Policy::Fifo => fifo(state),
+        Policy::All => all(state),
+        Policy::Congra {
+            look_ahead,
+            short_job_bypass,
+        } => congra(state, look_ahead, short_job_bypass),
+    }
+}
+
+fn fifo(s: &SchedState<'_>) -> Vec<Decision> {
+    if !s.running.is_empty() {
+        return Vec::new();
+    }
+    let Some(q) = s
+        .queue
+        .iter()
+        .min_by(|a, b| a.arrival.total_cmp(&b.arrival).then(a.id.cmp(&b.id)))
+    else {
+        return Vec::new();
+    };
+    let cores = s.machine.cores();
+    vec![Decision {
+        at: s.now,
+        action: Action::Launch {
+            jobs: vec![q.id],
+            node: None,
+            threads: cores,
+        },
+        reason: format!(
+            "launch {} alone with all {}: fifo runs one job at a time ({} waiting)",
+            q.name,
+            plural(cores, "thread"),
+            s.queue.len() - 1
+        ),
+    }]
+}
+
+fn all(s: &SchedState<'_>) -> Vec<Decision> {
+    let cores = s.machine.cores();
+    let mut threads: usize = s.running.iter().map(|u| u.threads).sum();
+    s.queue
+        .iter()
+        .map(|q| {
+            threads += cores;
+            Decision {
+                at: s.now,
+                action: Action::Launch {
+                    jobs: vec![q.id],
+                    node: None,
+                    threads: cores,
+                },
+                reason: format!(
+                    "launch {} on arrival with all {}: Σ threads {threads} on {cores} cores",
+                    q.name,
+                    plural(cores, "thread")
+                ),
+            }
+        })
+        .collect()
+}
+
+/// A unit to be: one queued job, or queued jobs of one scan group.
+struct Candidate {
+    /// Indices into the queue.
+    members: Vec<usize>,
+    cost: Cost,
+    group: Option<String>,
+}
+
+/// Per-node view of the running units.
+struct NodeCtx {
+    threads: usize,
+    jobs: usize,
+    bandwidth: f64,
+    remaining: Vec<f64>,
+}
+
+fn node_ctx(s: &SchedState<'_>) -> Vec<NodeCtx> {
+    let nodes = s.machine.nodes;
+    let mut ctx: Vec<NodeCtx> = (0..nodes)
+        .map(|_| NodeCtx {
+            threads: 0,
+            jobs: 0,
+            bandwidth: 0.0,
+            remaining: Vec::new(),
+        })
+        .collect();
+    for u in s.running {
+        let bw = u.cost.bandwidth(u.threads as f64);
+        match u.node {
+            Some(n) if n < nodes => {
+                ctx[n].threads += u.threads;
+                ctx[n].jobs += u.jobs.len();
+                ctx[n].bandwidth += bw;
+                ctx[n].remaining.push(u.remaining_seconds);
+            }
+            _ => {
+                for c in ctx.iter_mut() {
+                    c.threads += u.threads.div_ceil(nodes);
+                    c.jobs += u.jobs.len();
+                    c.bandwidth += bw / nodes as f64;
+                    c.remaining.push(u.remaining_seconds);
+                }
+            }
+        }
+    }
+    ctx
+}
+
+fn names(s: &SchedState<'_>, members: &[usize]) -> String {
+    members
+        .iter()
+        .map(|&i| s.queue[i].name.as_str())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<Decision> {
+    let m = s.machine;
+    let limit = m.node_bandwidth_bytes();
+    let mut ctx = node_ctx(s);
+    let mut out = Vec::new();
+
+    // 1. Scan groups: join a running unit of the same group.
+    let mut waiting: Vec<usize> = Vec::new();
+    for (qi, q) in s.queue.iter().enumerate() {
+        let host = q
+            .group
+            .as_ref()
+            .and_then(|g| s.running.iter().find(|u| u.group.as_ref() == Some(g)));
+        let Some(u) = host else {
+            waiting.push(qi);
+            continue;
+        };
+        let node = u.node.unwrap_or(0).min(m.nodes - 1);
+        // A joiner rides on the group's remaining scan; one that would need
+        // longer than that at the group's threads would keep the group (and
+        // its jobs) running on those threads: it starts its own unit instead.
+        if q.cost.seconds(u.threads as f64) > u.remaining_seconds {
+            waiting.push(qi);
+            continue;
+        }
+        // The joiner's state traffic at the unit's pace; the topology is
+        // already read for the group.
+        let extra = q.cost.state_bytes / u.cost.seconds(u.threads as f64).max(1e-9);
+        if ctx[node].bandwidth + extra <= limit {
+            ctx[node].bandwidth += extra;
+            out.push(Decision {
+                at: s.now,
+                action: Action::Join {
+                    unit: u.id,
+                    job: q.id,
+                },
+                reason: format!(
+                    "join {} to running scan group #{} ({}) on node {node}: topology read once, adds {} GB/s of state traffic; Σbw {} of {} GB/s",
+                    q.name,
+                    u.id,
+                    q.group.as_deref().unwrap_or(""),
+                    gbs(extra),
+                    gbs(ctx[node].bandwidth),
+                    gbs(limit)
+                ),
+            });
+        } else {
+            waiting.push(qi);
+        }
+    }
+
+    // Candidates: queued jobs of one group fuse into one new unit.
+    let mut cands: Vec<Candidate> = Vec::new();
+    for &qi in &waiting {
+        let q = &s.queue[qi];
+        if let Some(g) = &q.group {
+            if let Some(c) = cands.iter_mut().find(|c| c.group.as_ref() == Some(g)) {
+                c.members.push(qi);
+                let costs: Vec<Cost> = c.members.iter().map(|&i| s.queue[i].cost).collect();
+                c.cost = Cost::fused(&costs).unwrap_or(q.cost);
+                continue;
+            }
+        }
+        cands.push(Candidate {
+            members: vec![qi],
+            cost: q.cost,
+            group: q.group.clone(),
+        });
+    }
+
+    // 2. Query assigner: LPT over nodes.
+    let mut load: Vec<f64> = ctx.iter().map(|c| c.remaining.iter().sum()).collect();
+    let mut by_weight: Vec<usize> = (0..cands.len()).collect();
+    by_weight.sort_by(|&a, &b| {
+        cands[b]
+            .cost
+            .seconds(1.0)
+            .total_cmp(&cands[a].cost.seconds(1.0))
+    });
+    let mut node_of = vec![0usize; cands.len()];
+    for &ci in &by_weight {
+        let n = (0..m.nodes)
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]))
+            .unwrap_or(0);
+        node_of[ci] = n;
+        load[n] += cands[ci].cost.seconds(1.0);
+    }
+
+    // 3–5. Local scheduler per node.
+    for (node, nc) in ctx.iter().enumerate() {
+        let mut mine: Vec<usize> = (0..cands.len()).filter(|&c| node_of[c] == node).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        mine.sort_by(|&a, &b| {
+            cands[a]
+                .cost
+                .seconds(1.0)
+                .total_cmp(&cands[b].cost.seconds(1.0))
+                .then(cands[a].members[0].cmp(&cands[b].members[0]))
+        });
+        let free = m.cores_per_node.saturating_sub(nc.threads);
+        // Generate and check: lightest first, one thread each, eq. 2.
+        let mut set: Vec<usize> = Vec::new();
+        let mut bw = nc.bandwidth;
+        let mut refusal = None;
+        for &c in &mine {
+            let need = cands[c].cost.bandwidth(1.0);
+            if set.len() + 1 > free {
+                refusal = Some((
+                    c,
+                    format!(
+                        "no free core on node {node} ({} of {} busy)",
+                        nc.threads + set.len(),
+                        m.cores_per_node
+                    ),
+                ));
+                break;
+            }
+            let idle = nc.threads == 0 && set.is_empty();
+            if bw + need >= limit && !idle {
+                refusal = Some((
+                    c,
+                    format!(
+                        "contention (eq. 2): Σbw would be {} of {} GB/s on node {node}",
+                        gbs(bw + need),
+                        gbs(limit)
+                    ),
+                ));
+                break;
+            }
+            set.push(c);
+            bw += need;
+        }
+        if set.is_empty() {
+            if let Some((c, why)) = refusal {
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Hold {
+                        job: s.queue[cands[c].members[0]].id,
+                    },
+                    reason: format!("hold {}: {why}", names(s, &cands[c].members)),
+                });
+            }
+            continue;
+        }
+        // Check each generated set S_k (the first k of `set`): iterative
+        // ascent gives its threads; keep the set doing the most work per
+        // second, Σ T(1)/T(t) (ties: the larger set).
+        let mut best_k = 0usize;
+        let mut best_score = f64::NEG_INFINITY;
+        let mut threads = Vec::new();
+        let mut stop = String::new();
+        let mut scores = Vec::new();
+        for k in 1..=set.len() {
+            let (t, why) = ascent(s, &cands, &set[..k], nc.bandwidth, free, limit, node);
+            let score: f64 = set[..k]
+                .iter()
+                .zip(&t)
+                .map(|(&ci, &ti)| cands[ci].cost.speedup(ti as f64))
+                .sum();
+            scores.push(format!("{score:.2}"));
+            if score >= best_score - 1e-9 {
+                best_score = score;
+                best_k = k;
+                threads = t;
+                stop = why;
+            }
+        }
+        if best_k < set.len() {
+            let c = set[best_k];
+            refusal = Some((
+                c,
+                format!(
+                    "work rate Σ T(1)/T(t) of the first 1..{} lightest: {} (best with {best_k})",
+                    set.len(),
+                    scores.join(", ")
+                ),
+            ));
+            set.truncate(best_k);
+        }
+        let total_bw: f64 = nc.bandwidth
+            + set
+                .iter()
+                .zip(&threads)
+                .map(|(&ci, &t)| cands[ci].cost.bandwidth(t as f64))
+                .sum::<f64>();
+        // Look-ahead.
+        if look_ahead && !nc.remaining.is_empty() {
+            let outside = mine
+                .iter()
+                .copied()
+                .filter(|c| !set.contains(c))
+                .max_by(|&a, &b| {
+                    cands[a]
+                        .cost
+                        .seconds(1.0)
+                        .total_cmp(&cands[b].cost.seconds(1.0))
+                });
+            if let Some(la) = outside {
+                let t_la: usize = threads.iter().sum();
+                let c = &cands[la].cost;
+                let gain_la = c.seconds(1.0) - c.seconds(t_la as f64);
+                let loss = nc.remaining.iter().sum::<f64>() / nc.remaining.len() as f64;
+                let perf: f64 = set
+                    .iter()
+                    .zip(&threads)
+                    .map(|(&ci, &t)| cands[ci].cost.seconds(1.0) - cands[ci].cost.seconds(t as f64))
+                    .sum();
+                if gain_la - loss > perf {
+                    out.push(Decision {
+                        at: s.now,
+                        action: Action::Hold {
+                            job: s.queue[cands[la].members[0]].id,
+                        },
+                        reason: format!(
+                            "hold node {node} for {} (look-ahead): Gain {:.3} s − Loss {:.3} s = {:.3} s > Perf(S) {:.3} s of launching {}",
+                            names(s, &cands[la].members),
+                            gain_la,
+                            loss,
+                            gain_la - loss,
+                            perf,
+                            set.iter().map(|&ci| names(s, &cands[ci].members)).collect::<Vec<_>>().join(", ")
+                        ),
+                    });
+                    continue;
+                }
+            }
+        }
+        let waiting_note = match &refusal {
+            Some((c, why)) => format!("; {} waits: {why}", names(s, &cands[*c].members)),
+            None => String::new(),
+        };
+        for (&ci, &t) in set.iter().zip(&threads) {
+            let c = &cands[ci];
+            let group_note = match (&c.group, c.members.len()) {
+                (Some(g), 1) => format!(" (new scan group {g}: none running)"),
+                (Some(g), k) => format!(" ({k} jobs fused into one shared scan of {g})"),
+                (None, _) => String::new(),
+            };
+            out.push(Decision {
+                at: s.now,
+                action: Action::Launch {
+                    jobs: c.members.iter().map(|&i| s.queue[i].id).collect(),
+                    node: Some(node),
+                    threads: t,
+                },
+                reason: format!(
+                    "launch {} on node {node} with {}{group_note}: {} GB/s, Σbw {} of {} GB/s; ascent stopped: {stop}{waiting_note}",
+                    names(s, &c.members),
+                    plural(t, "thread"),
+                    gbs(c.cost.bandwidth(t as f64)),
+                    gbs(total_bw),
+                    gbs(limit)
+                ),
+            });
+        }
+    }
+    // 6. Short-job bypass: on a node whose cores are all taken (and not
+    //    already oversubscribed), the lightest waiting job starts now with
+    //    the node's cores, time-sharing them, when that lowers the summed
+    //    response time: time-shared it takes about 2·T_alone and delays each
+    //    of the k running jobs by T_alone, while waiting would cost it the
+    //    shortest remaining run R; so bypass when (k + 2)·T_alone < R.
+    if short_job_bypass {
+        for (node, nc) in ctx.iter().enumerate() {
+            let launched: usize = out
+                .iter()
+                .filter_map(|d| match &d.action {
+                    Action::Launch {
+                        node: Some(n),
+                        threads,
+                        ..
+                    } if *n == node => Some(*threads),
+                    _ => None,
+                })
+                .sum();
+            let cores = m.cores_per_node;
+            if nc.remaining.is_empty() || nc.threads > cores || nc.threads + launched < cores {
+                continue;
+            }
+            let shortest = nc.remaining.iter().copied().fold(f64::INFINITY, f64::min);
+            let started: Vec<usize> = out
+                .iter()
+                .flat_map(|d| match &d.action {
+                    Action::Launch { jobs, .. } => jobs.clone(),
+                    Action::Join { job, .. } => vec![*job],
+                    Action::Hold { .. } => Vec::new(),
+                })
+                .collect();
+            let mut mine: Vec<usize> = (0..cands.len())
+                .filter(|&c| node_of[c] == node)
+                .filter(|&c| {
+                    !cands[c]
+                        .members
+                        .iter()
+                        .any(|&i| started.contains(&s.queue[i].id))
+                })
+                .collect();
+            mine.sort_by(|&a, &b| {
+                cands[a]
+                    .cost
+                    .seconds(cores as f64)
+                    .total_cmp(&cands[b].cost.seconds(cores as f64))
+            });
+            let Some(&c) = mine.first() else { continue };
+            let alone = cands[c].cost.seconds(cores as f64);
+            if (nc.jobs + 2) as f64 * alone >= shortest {
+                continue;
+            }
+            let x = (nc.threads + launched + cores) as f64 / cores as f64;
+            let bw = nc.bandwidth + cands[c].cost.bandwidth(cores as f64) / x;
+            if bw > limit {
+                continue;
+            }
+            out.push(Decision {
+                at: s.now,
+                action: Action::Launch {
+                    jobs: cands[c].members.iter().map(|&i| s.queue[i].id).collect(),
+                    node: Some(node),
+                    threads: cores,
+                },
+                reason: format!(
+                    "launch {} on node {node} with {} over busy cores (short-job bypass): ({} running + 2) × {:.4} s alone < {:.3} s shortest remaining run",
+                    names(s, &cands[c].members),
+                    plural(cores, "thread"),
+                    nc.jobs,
+                    alone,
+                    shortest
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// Iterative ascent (CongraPlus §4.2.3) for the candidates `set` on a node
+/// with `free` cores and `ctx_bw` bytes/s already in use: from one thread
+/// each, one more thread to the unit whose time drops most (eq. 3), until
+/// the cores are used, nothing gains, or the node's bandwidth would be
+/// exceeded. Returns the threads and why the ascent stopped.
+fn ascent(
+    s: &SchedState<'_>,
+    cands: &[Candidate],
+    set: &[usize],
+    ctx_bw: f64,
+    free: usize,
+    limit: f64,
+    node: usize,
+) -> (Vec<usize>, String) {
+    let mut threads = vec![1usize; set.len()];
+    loop {
+        let used: usize = threads.iter().sum();
+        if used >= free {
+            return (
+                threads,
+                format!("all {} free on node {node} used", plural(free, "core")),
+            );
+        }
+        let Some(best) = (0..set.len()).max_by(|&a, &b| {
+            cands[set[a]]
+                .cost
+                .gain(threads[a])
+                .total_cmp(&cands[set[b]].cost.gain(threads[b]))
+        }) else {
+            return (threads, "nothing to ascend".into());
+        };
+        let c = &cands[set[best]];
+        if c.cost.gain(threads[best]) <= 0.0 {
+            return (threads, "no unit gains from one more thread".into());
+        }
+        let trial: f64 = ctx_bw
+            + set
+                .iter()
+                .zip(&threads)
+                .enumerate()
+                .map(|(i, (&ci, &t))| {
+                    let t = if i == best { t + 1 } else { t };
+                    cands[ci].cost.bandwidth(t as f64)
+                })
+                .sum::<f64>();
+        if trial > limit {
+            let why = format!(
+                "+1 thread on {} would need {} of {} GB/s",
+                names(s, &c.members),
+                gbs(trial),
+                gbs(limit)
+            );
+            return (threads, why);
+        }
+        threads[best] += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job taking `t1` s alone at one thread, `serial` of it not
+    /// parallel, moving `gb` GB per run.
+    fn cost(t1: f64, serial: f64, gb: f64) -> Cost {
+        Cost::amdahl(t1 * serial, t1 * (1.0 - serial), gb * 1e9, 0.0)
+    }
+
+    fn job(id: usize, c: Cost) -> QueuedJob {
+        QueuedJob {
+            id,
+            name: format!("j{id}"),
+            arrival: 0.0,
+            cost: c,
+            group: None,
+        }
+    }
+
+    fn launches(d: &[Decision]) -> Vec<(Vec<usize>, Option<usize>, usize)> {
+        d.iter()
+            .filter_map(|d| match &d.action {
+                Action::Launch {
+                    jobs,
+                    node,
+                    threads,
+                } => Some((jobs.clone(), *node, *threads)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const NOLA: Policy = Policy::Congra {
+        look_ahead: false,
+        short_job_bypass: false,
+    };
+    const LA: Policy = Policy::Congra {
+        look_ahead: true,
+        short_job_bypass: false,
+    };
+
+    #[test]
+    fn admission_refuses_to_oversubscribe_bandwidth() {
+        let m = Machine::model(1, 8, 10.0);
+        // Each job needs 4 GB/s at one thread: two fit under 10, a third does not.
+        let q: Vec<QueuedJob> = (0..3).map(|i| job(i, cost(1.0, 0.0, 4.0))).collect();
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        let l = launches(&d);
+        assert_eq!(l.len(), 2, "{d:#?}");
+        assert!(
+            d.iter().any(|x| x.reason.contains("waits: contention")),
+            "{d:#?}"
+        );
+    }
+
+    #[test]
+    fn lighter_jobs_go_first() {
+        let m = Machine::model(1, 1, 100.0);
+        let q = vec![job(0, cost(9.0, 0.1, 1.0)), job(1, cost(2.0, 0.1, 1.0))];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        assert_eq!(launches(&d), vec![(vec![1], Some(0), 1)]);
+    }
+
+    #[test]
+    fn ascent_gives_the_thread_to_the_biggest_time_drop_and_stops_before_the_limit() {
+        // Plenty of bandwidth: 4 cores, a perfectly parallel 8 s job and a
+        // 90%-serial 8 s job: the parallel one gains more from each thread.
+        let m = Machine::model(1, 4, 1000.0);
+        let q = vec![job(0, cost(8.0, 0.0, 1.0)), job(1, cost(8.0, 0.9, 1.0))];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        let mut l = launches(&d);
+        l.sort();
+        assert_eq!(
+            l,
+            vec![(vec![0], Some(0), 3), (vec![1], Some(0), 1)],
+            "{d:#?}"
+        );
+        // Tight bandwidth: 8 GB per run at T(1) = 8 s → 1 GB/s at 1
+        // thread, 2 GB/s at 2, 3 GB/s at 3; a limit of 2.5 GB/s stops at 2.
+        let m = Machine::model(1, 4, 2.5);
+        let q = vec![job(0, cost(8.0, 0.0, 8.0))];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
+        assert!(
+            d[0].reason
+                .contains("+1 thread on j0 would need 3.00 of 2.50"),
+            "{}",
+            d[0].reason
+        );
+    }
+
+    #[test]
+    fn look_ahead_holds_when_eq_5_and_6_say_so() {
+        let m = Machine::model(1, 4, 1000.0);
+        // One core is free; a heavy parallel job waits behind a light one.
+        let running = vec![RunningUnit {
+            id: 7,
+            node: Some(0),
+            threads: 3,
+            jobs: vec![99],
+            cost: cost(1.0, 0.0, 0.1),
+            group: None,
+            remaining_seconds: 0.5,
+        }];
+        let q = vec![job(0, cost(1.0, 0.9, 0.1)), job(1, cost(100.0, 0.0, 0.1))];
+        let st = SchedState {
+            now: 1.0,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        // Without look-ahead the light job takes the free core.
+        assert_eq!(launches(&decide(NOLA, &st)), vec![(vec![0], Some(0), 1)]);
+        // S = {j0} at one thread: Perf = 0; Q_LA = j1 with 1 thread gains 0,
+        // so no hold yet.
+        let d = decide(LA, &st);
+        assert_eq!(launches(&d).len(), 1, "{d:#?}");
+        // Two free cores: S = {j0, j1} fits, nothing to look ahead for.
+        // With j0 heavier in time but j1 needing more cores to gain:
+        let running2 = vec![RunningUnit {
+            threads: 2,
+            ..running[0].clone()
+        }];
+        let q2 = vec![
+            job(0, cost(1.0, 0.9, 0.1)),
+            job(1, cost(2.0, 0.9, 0.1)),
+            job(2, cost(100.0, 0.0, 0.1)),
+        ];
+        let st2 = SchedState {
+            now: 1.0,
+            machine: &m,
+            queue: &q2,
+            running: &running2,
+        };
+        // S = {j0, j1} at one thread each: Perf = 0; Q_LA = j2 with the
+        // 2 threads S takes: gain 50 s − loss 0.5 s > 0 → hold.
+        let d = decide(LA, &st2);
+        assert!(launches(&d).is_empty(), "{d:#?}");
+        assert!(matches!(d[0].action, Action::Hold { job: 2 }), "{d:#?}");
+        assert!(d[0].reason.contains("look-ahead"));
+        // Nothing running: never hold (no release would come).
+        let st3 = SchedState {
+            running: &[],
+            ..st2
+        };
+        assert!(!launches(&decide(LA, &st3)).is_empty());
+    }
+
+    #[test]
+    fn a_superlinear_profile_gets_the_cores_rather_than_a_partner() {
+        let m = Machine::model(1, 2, 1000.0);
+        let pr = Cost::fit(&[2.0, 0.8], 1e9, 0.0).unwrap();
+        let q = vec![job(0, pr), job(1, pr)];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        // One at two threads does 2.5 jobs' work per job-time; two at one do 2.
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
+        assert!(d[0].reason.contains("work rate"), "{}", d[0].reason);
+    }
+
+    #[test]
+    fn a_short_job_bypasses_a_full_node_and_only_one_at_a_time() {
+        let m = Machine::model(1, 2, 1000.0);
+        let running = vec![RunningUnit {
+            id: 1,
+            node: Some(0),
+            threads: 2,
+            jobs: vec![9],
+            cost: cost(10.0, 0.0, 0.1),
+            group: None,
+            remaining_seconds: 8.0,
+        }];
+        let q = vec![job(0, cost(0.2, 0.0, 0.01)), job(1, cost(5.0, 0.0, 0.01))];
+        let by = Policy::Congra {
+            look_ahead: false,
+            short_job_bypass: true,
+        };
+        let st = SchedState {
+            now: 0.0,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        let d = decide(by, &st);
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
+        assert!(d.iter().any(|x| x.reason.contains("short-job bypass")));
+        assert!(launches(&decide(NOLA, &st)).is_empty());
+        // Already oversubscribed: no second bypass.
+        let mut two = running.clone();
+        two.push(RunningUnit {
+            id: 2,
+            threads: 2,
+            ..running[0].clone()
+        });
+        let st = SchedState {
+            running: &two,
+            ..st
+        };
+        assert!(launches(&decide(by, &st)).is_empty());
+    }
+
+    #[test]
+    fn lpt_on_two_nodes_balances() {
+        let m = Machine::model(2, 4, 1000.0);
+        let q = vec![
+            job(0, cost(10.0, 0.5, 0.1)),
+            job(1, cost(7.0, 0.5, 0.1)),
+            job(2, cost(5.0, 0.5, 0.1)),
+            job(3, cost(4.0, 0.5, 0.1)),
+        ];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        let l = launches(&d);
+        let load = |n| -> f64 {
+            l.iter()
+                .filter(|x| x.1 == Some(n))
+                .map(|x| q[x.0[0]].cost.seconds(1.0))
+                .sum()
+        };
+        // LPT: 10 → n0, 7 → n1, 5 → n1 (12), 4 → n0 (14).
+        assert_eq!((load(0), load(1)), (14.0, 12.0), "{d:#?}");
+    }
+
+    #[test]
+    fn one_node_reduces_to_plain_scheduling() {
+        let m = Machine::model(1, 2, 1000.0);
+        let q: Vec<QueuedJob> = (0..3)
+            .map(|i| job(i, cost(1.0 + i as f64, 0.2, 0.1)))
+            .collect();
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        assert_eq!(
+            launches(&d),
+            vec![(vec![0], Some(0), 1), (vec![1], Some(0), 1)]
+        );
+    }
+
+    #[test]
+    fn fused_groups_join_a_running_scan_and_queued_ones_launch_together() {
+        let m = Machine::model(1, 2, 1000.0);
+        let mut a = job(0, cost(1.0, 0.2, 0.1));
+        a.group = Some("pagerank@g".into());
+        let mut b = a.clone();
+        b.id = 1;
+        b.name = "j1".into();
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &[a.clone(), b.clone()],
+                running: &[],
+            },
+        );
+        assert_eq!(launches(&d), vec![(vec![0, 1], Some(0), 2)], "{d:#?}");
+        let running = vec![RunningUnit {
+            id: 3,
+            node: Some(0),
+            threads: 2,
+            jobs: vec![0],
+            cost: a.cost,
+            group: a.group.clone(),
+            remaining_seconds: 1.0,
+        }];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &[b.clone()],
+                running: &running,
+            },
+        );
+        assert_eq!(d[0].action, Action::Join { unit: 3, job: 1 }, "{d:#?}");
+        // Near its end the group would run on for the joiner: no join.
+        let ending = vec![RunningUnit {
+            remaining_seconds: 0.1,
+            ..running[0].clone()
+        }];
+        let st = SchedState {
+            now: 0.0,
+            machine: &m,
+            queue: &[b],
+            running: &ending,
+        };
+        let d = decide(NOLA, &st);
+        assert!(
+            d.iter().all(|x| !matches!(x.action, Action::Join { .. })),
+            "{d:#?}"
+        );
+    }
+
+    #[test]
+    fn fifo_runs_one_job_and_all_runs_every_job() {
+        let m = Machine::model(2, 2, 10.0);
+        let q: Vec<QueuedJob> = (0..3).map(|i| job(i, cost(1.0, 0.2, 0.1))).collect();
+        let st = SchedState {
+            now: 0.0,
+            machine: &m,
+            queue: &q,
+            running: &[],
+        };
+        assert_eq!(
+            launches(&decide(Policy::Fifo, &st)),
+            vec![(vec![0], None, 4)]
+        );
+        assert_eq!(launches(&decide(Policy::All, &st)).len(), 3);
+        for p in Policy::ALL {
+            assert_eq!(p.name().parse::<Policy>(), Ok(p));
+        }
+    }
+}

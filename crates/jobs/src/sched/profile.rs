@@ -1,0 +1,484 @@
+//! Profiles: each job algorithm's time per thread count and bytes touched
+//! on one stored graph, kept as `profile.json` beside the graph file.
+//!
+//! What is profiled (representatives): BFS and SSSP from `runs` fixed roots
+//! (vertices with out-edges at evenly spaced internal ids, one root per run),
+//! PageRank at damping 0.85 for [`PROFILE_PR_ITERATIONS`] iterations, WCC,
+//! CDLP for [`PROFILE_CDLP_ITERATIONS`] iterations. Each runs alone through
+//! the job manager (sequential mode, one pool of `t` threads) at
+//! `t = 1..=max_threads`; the median of `runs` runs is kept.
+//!
+//! Bytes are counted, not measured by hardware counters (this machine has
+//! none; `counter_source` says so): topology bytes read by the executor plus
+//! the job's state bytes ([`crate::spec`]'s estimate) × supersteps.
+//!
+//! A job's cost is looked up by algorithm; PageRank with a fixed iteration
+//! count and CDLP are scaled by `iterations / profiled iterations`;
+//! personalised PageRank uses PageRank's profile.
+//!
+//! The file carries [`PROFILE_FORMAT_VERSION`] and the graph version (a hash
+//! of the graph file's section checksums and counts); a different version
+//! makes the profile stale. It is written to a temporary file and renamed.
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use plexus_graph::{Graph, VertexId};
+use serde::{Deserialize, Serialize};
+
+use super::model::Cost;
+use crate::error::JobError;
+use crate::manager::{ExecMode, JobManager, ManagerConfig};
+use crate::snapshot::Snapshot;
+use crate::spec::{resolve, state_bytes, Algorithm, JobSpec};
+use crate::JobState;
+
+/// File name of a profile in the graph's store directory.
+pub const PROFILE_FILE: &str = "profile.json";
+/// Version of the profile format; bump on any change of meaning.
+pub const PROFILE_FORMAT_VERSION: u32 = 1;
+/// PageRank iterations of the profiled representative (`plexus mix`'s default).
+pub const PROFILE_PR_ITERATIONS: usize = 20;
+/// CDLP iterations of the profiled representative (`plexus mix`'s default).
+pub const PROFILE_CDLP_ITERATIONS: usize = 10;
+/// Algorithms profiled by default.
+pub const PROFILE_ALGORITHMS: [&str; 5] = ["bfs", "sssp", "pagerank", "wcc", "cdlp"];
+/// What `counter_source` says when bytes are counted by the executor.
+pub const COUNTER_SOURCE_ESTIMATE: &str = "estimate: bytes counted by the executor";
+
+/// One algorithm's profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AlgoProfile {
+    /// What ran (roots, damping, iterations).
+    pub representative: String,
+    /// Iterations of the representative (PageRank, CDLP), if fixed.
+    pub iterations: Option<usize>,
+    /// Median seconds at `i + 1` threads.
+    pub seconds: Vec<f64>,
+    /// Bytes of topology read per run (median run).
+    pub topology_bytes: f64,
+    /// Bytes of state traffic per run: state bytes × supersteps.
+    pub state_bytes: f64,
+    /// Supersteps per run (median).
+    pub supersteps: f64,
+    /// `(topology + state bytes) / seconds` at each thread count, GB/s.
+    pub bandwidth_gbs: Vec<f64>,
+}
+
+/// The profile of one graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphProfile {
+    /// [`PROFILE_FORMAT_VERSION`] when written.
+    pub format_version: u32,
+    /// The graph's name in the store.
+    pub graph: String,
+    /// The graph version profiled ([`graph_version`]).
+    pub graph_version: String,
+    /// Threads profiled: `1..=max_threads`.
+    pub max_threads: usize,
+    /// Runs per thread count (median kept).
+    pub runs: usize,
+    /// Where the byte counts come from.
+    pub counter_source: String,
+    /// Unix seconds when written.
+    pub created_unix: u64,
+    /// Profiles by algorithm name.
+    pub algorithms: BTreeMap<String, AlgoProfile>,
+}
+
+/// What was found on disk.
+#[derive(Debug)]
+pub enum ProfileStatus {
+    /// A profile of this graph version.
+    Fresh(GraphProfile),
+    /// No profile file.
+    Missing,
+    /// A profile of another graph version (or format).
+    Stale { found: String, expected: String },
+    /// An unreadable or malformed file.
+    Corrupt(String),
+}
+
+/// The version of the graph file at `graph_file`: counts and an FNV-1a hash
+/// of its section checksums, so a re-imported graph with other contents
+/// gets another version (and an identical one keeps its profile).
+pub fn graph_version(graph_file: &Path) -> Result<String, JobError> {
+    let h = plexus_graph::store::read_header(graph_file)
+        .map_err(|e| JobError::InvalidJob(format!("cannot read {}: {e}", graph_file.display())))?;
+    let mut x: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |v: u64| {
+        for b in v.to_le_bytes() {
+            x ^= u64::from(b);
+            x = x.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(u64::from(h.version));
+    eat(h.num_vertices);
+    eat(h.num_arcs);
+    for s in &h.sections {
+        eat(s.len_bytes);
+        eat(s.checksum);
+    }
+    Ok(format!("n{}-m{}-{x:016x}", h.num_vertices, h.num_arcs))
+}
+
+/// Reads `path` and compares it with `expected_version`.
+pub fn load(path: &Path, expected_version: &str) -> ProfileStatus {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ProfileStatus::Missing,
+        Err(e) => return ProfileStatus::Corrupt(format!("cannot read {}: {e}", path.display())),
+    };
+    let p: GraphProfile = match serde_json::from_str(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            return ProfileStatus::Corrupt(format!(
+                "{}:{}: {}",
+                path.display(),
+                e.line(),
+                e.to_string().replace('\n', " ")
+            ))
+        }
+    };
+    if p.format_version != PROFILE_FORMAT_VERSION || p.graph_version != expected_version {
+        return ProfileStatus::Stale {
+            found: format!("format {} graph {}", p.format_version, p.graph_version),
+            expected: format!("format {PROFILE_FORMAT_VERSION} graph {expected_version}"),
+        };
+    }
+    if let Some((name, _)) = p
+        .algorithms
+        .iter()
+        .find(|(_, a)| Cost::fit(&a.seconds, 0.0, 0.0).is_none())
+    {
+        return ProfileStatus::Corrupt(format!(
+            "{}: algorithm '{name}' has no usable time",
+            path.display()
+        ));
+    }
+    ProfileStatus::Fresh(p)
+}
+
+/// Writes `p` to `path` through a temporary file renamed into place.
+pub fn save(path: &Path, p: &GraphProfile) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(p).map_err(std::io::Error::other)?;
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Settings of the profiler.
+#[derive(Clone, Debug)]
+pub struct ProfileConfig {
+    /// Algorithms to profile (names as in [`PROFILE_ALGORITHMS`]); SSSP is
+    /// skipped on unweighted graphs.
+    pub algorithms: Vec<String>,
+    /// Runs per thread count (≥ 1); BFS and SSSP use one root per run.
+    pub runs: usize,
+    /// Profile `1..=max_threads` threads.
+    pub max_threads: usize,
+    /// LLC bytes for the chunk plan (detect once outside and pass it).
+    pub llc_bytes: Option<u64>,
+}
+
+/// `runs` roots with out-edges at evenly spaced internal ids (external ids).
+fn roots(g: &Graph, runs: usize) -> Vec<String> {
+    let n = g.num_vertices();
+    let mut out = Vec::new();
+    for r in 0..runs.max(1) {
+        let start = r * n / runs.max(1);
+        let v = (start..n)
+            .chain(0..start)
+            .find(|&v| g.out_degree(v as VertexId) > 0)
+            .unwrap_or(start.min(n.saturating_sub(1)));
+        out.push(g.ids().external_string(v as VertexId));
+    }
+    out
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs[xs.len() / 2]
+}
+
+/// Profiles `snap`'s graph. `progress` is told each step (for displays).
+pub fn profile_graph(
+    snap: &Arc<Snapshot>,
+    graph_version: &str,
+    cfg: &ProfileConfig,
+    mut progress: impl FnMut(&str),
+) -> Result<GraphProfile, JobError> {
+    let g = snap.graph();
+    let runs = cfg.runs.max(1);
+    let mut algorithms = BTreeMap::new();
+    for name in &cfg.algorithms {
+        let (specs, representative, iterations): (Vec<Algorithm>, String, Option<usize>) =
+            match name.as_str() {
+                "bfs" | "sssp" => {
+                    if name == "sssp" && !g.is_weighted() {
+                        progress("sssp skipped: the graph is unweighted");
+                        continue;
+                    }
+                    let rs = roots(g, runs);
+                    let algs = rs
+                        .iter()
+                        .map(|r| {
+                            if name == "bfs" {
+                                Algorithm::Bfs { source: r.clone() }
+                            } else {
+                                Algorithm::Sssp {
+                                    source: r.clone(),
+                                    delta: None,
+                                }
+                            }
+                        })
+                        .collect();
+                    (algs, format!("{name} from roots {}", rs.join(", ")), None)
+                }
+                "pagerank" => {
+                    let a = Algorithm::PageRank {
+                        damping: 0.85,
+                        iterations: Some(PROFILE_PR_ITERATIONS),
+                        tolerance: 0.0,
+                        max_iterations: PROFILE_PR_ITERATIONS,
+                        personalization: None,
+                    };
+                    (
+                        vec![a; runs],
+                        format!("pagerank damping 0.85, {PROFILE_PR_ITERATIONS} iterations"),
+                        Some(PROFILE_PR_ITERATIONS),
+                    )
+                }
+                "wcc" => (vec![Algorithm::Wcc; runs], "wcc".into(), None),
+                "cdlp" => (
+                    vec![
+                        Algorithm::Cdlp {
+                            iterations: PROFILE_CDLP_ITERATIONS
+                        };
+                        runs
+                    ],
+                    format!("cdlp {PROFILE_CDLP_ITERATIONS} iterations"),
+                    Some(PROFILE_CDLP_ITERATIONS),
+                ),
+                other => {
+                    return Err(JobError::InvalidJob(format!(
+                        "unknown algorithm '{other}' to profile (expected some of: {})",
+                        PROFILE_ALGORITHMS.join(", ")
+                    )))
+                }
+            };
+        let mut seconds = Vec::new();
+        let mut topo = Vec::new();
+        let mut state = Vec::new();
+        let mut steps = Vec::new();
+        for t in 1..=cfg.max_threads.max(1) {
+            let mgr = JobManager::new(ManagerConfig {
+                mode: ExecMode::Sequential,
+                threads: t,
+                llc_bytes: cfg.llc_bytes,
+                ..Default::default()
+            })?;
+            let mut times = Vec::new();
+            for alg in &specs {
+                let before = mgr.stats().topology_bytes_read;
+                let h = mgr.submit(
+                    Arc::clone(snap),
+                    JobSpec::new(format!("profile-{name}"), alg.clone()),
+                )?;
+                h.wait(None);
+                let st = h.status();
+                if st.state != JobState::Done {
+                    return Err(JobError::Failed(format!(
+                        "profiling {name} failed: {}",
+                        st.error.unwrap_or_default()
+                    )));
+                }
+                let _ = h.take_result();
+                times.push(st.run_seconds.unwrap_or(f64::NAN));
+                let read = mgr.stats().topology_bytes_read - before;
+                let sb = resolve(g, alg).map(|r| state_bytes(g, &r)).unwrap_or(0);
+                if t == 1 {
+                    topo.push(read as f64);
+                    state.push(sb as f64 * st.superstep as f64);
+                    steps.push(st.superstep as f64);
+                }
+            }
+            let m = median(&mut times);
+            progress(&format!("{name}: {t} thread(s) {m:.3} s"));
+            seconds.push(m);
+        }
+        let topology_bytes = median(&mut topo);
+        let state_bytes_run = median(&mut state);
+        let bandwidth_gbs = seconds
+            .iter()
+            .map(|s| (topology_bytes + state_bytes_run) / s / 1e9)
+            .collect();
+        algorithms.insert(
+            name.clone(),
+            AlgoProfile {
+                representative,
+                iterations,
+                seconds,
+                topology_bytes,
+                state_bytes: state_bytes_run,
+                supersteps: median(&mut steps),
+                bandwidth_gbs,
+            },
+        );
+    }
+    Ok(GraphProfile {
+        format_version: PROFILE_FORMAT_VERSION,
+        graph: snap.name().to_string(),
+        graph_version: graph_version.to_string(),
+        max_threads: cfg.max_threads.max(1),
+        runs,
+        counter_source: COUNTER_SOURCE_ESTIMATE.into(),
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        algorithms,
+    })
+}
+
+/// Default cost model when there is no profile (`--no-profile`): a job
+/// moves `passes × topology bytes` (BFS 2, SSSP 4, PageRank and CDLP one
+/// pass per iteration, WCC 3) at [`DEFAULT_GBS_PER_THREAD`] GB/s on one
+/// thread, [`super::model::DEFAULT_SERIAL_FRACTION`] of it serial.
+pub fn default_cost(g: &Graph, alg: &Algorithm) -> Cost {
+    let topo = g.topology_bytes() as f64;
+    let passes = match alg {
+        Algorithm::Bfs { .. } => 2.0,
+        Algorithm::Sssp { .. } => 4.0,
+        Algorithm::PageRank {
+            iterations,
+            max_iterations,
+            ..
+        } => iterations.unwrap_or(*max_iterations) as f64,
+        Algorithm::Wcc => 3.0,
+        Algorithm::Cdlp { iterations } => *iterations as f64,
+    };
+    let bytes = topo * passes;
+    let t1 = bytes / (DEFAULT_GBS_PER_THREAD * 1e9);
+    let f = super::model::DEFAULT_SERIAL_FRACTION;
+    Cost::amdahl(f * t1, (1.0 - f) * t1, bytes, 0.0)
+}
+
+/// Bytes per second one thread is assumed to move without a profile, GB/s.
+pub const DEFAULT_GBS_PER_THREAD: f64 = 1.0;
+
+impl GraphProfile {
+    /// The cost of a job running `alg`, from its algorithm's profile scaled
+    /// by iterations; `None` when the algorithm was not profiled.
+    pub fn cost_of(&self, alg: &Algorithm) -> Option<Cost> {
+        let (key, scale) = match alg {
+            Algorithm::Bfs { .. } => ("bfs", 1.0),
+            Algorithm::Sssp { .. } => ("sssp", 1.0),
+            Algorithm::PageRank { iterations, .. } => (
+                "pagerank",
+                iterations.map_or(1.0, |i| i as f64 / PROFILE_PR_ITERATIONS as f64),
+            ),
+            Algorithm::Wcc => ("wcc", 1.0),
+            Algorithm::Cdlp { iterations } => {
+                ("cdlp", *iterations as f64 / PROFILE_CDLP_ITERATIONS as f64)
+            }
+        };
+        let a = self.algorithms.get(key)?;
+        let base = match (key, a.iterations) {
+            ("pagerank", Some(i)) | ("cdlp", Some(i)) => {
+                let fixed = match key {
+                    "pagerank" => PROFILE_PR_ITERATIONS,
+                    _ => PROFILE_CDLP_ITERATIONS,
+                };
+                fixed as f64 / i.max(1) as f64
+            }
+            _ => 1.0,
+        };
+        Cost::fit(&a.seconds, a.topology_bytes, a.state_bytes).map(|c| c.scaled(scale * base))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Catalog;
+    use plexus_graph::BuildOptions;
+
+    fn snap() -> Arc<Snapshot> {
+        let edges: Vec<(u32, u32)> = (0..200u32).map(|i| (i, (i * 7 + 1) % 200)).collect();
+        let g = Graph::from_edges(200, &edges, &BuildOptions::directed()).unwrap();
+        Catalog::new().publish("g", g)
+    }
+
+    #[test]
+    fn profiles_have_a_time_per_thread_count_and_bytes() {
+        let s = snap();
+        let cfg = ProfileConfig {
+            algorithms: vec!["bfs".into(), "pagerank".into(), "sssp".into()],
+            runs: 2,
+            max_threads: 2,
+            llc_bytes: Some(1 << 20),
+        };
+        let p = profile_graph(&s, "v1", &cfg, |_| {}).unwrap();
+        assert!(
+            !p.algorithms.contains_key("sssp"),
+            "unweighted: sssp skipped"
+        );
+        let pr = &p.algorithms["pagerank"];
+        assert_eq!(pr.seconds.len(), 2);
+        assert!(pr.topology_bytes > 0.0 && pr.state_bytes > 0.0);
+        let c = p.cost_of(&Algorithm::PageRank {
+            damping: 0.5,
+            iterations: Some(40),
+            tolerance: 0.0,
+            max_iterations: 40,
+            personalization: None,
+        });
+        let base = p.cost_of(&Algorithm::pagerank(0.85)).unwrap();
+        assert!((c.unwrap().bytes() - 2.0 * base.bytes()).abs() < 1e-6 * base.bytes());
+        assert!(p.cost_of(&Algorithm::Wcc).is_none());
+    }
+
+    #[test]
+    fn load_tells_missing_stale_corrupt_and_fresh_apart() {
+        let dir = std::env::temp_dir().join(format!("plexus-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(PROFILE_FILE);
+        let _ = std::fs::remove_file(&path);
+        assert!(matches!(load(&path, "v1"), ProfileStatus::Missing));
+        let mut p = GraphProfile {
+            format_version: PROFILE_FORMAT_VERSION,
+            graph: "g".into(),
+            graph_version: "v1".into(),
+            max_threads: 1,
+            runs: 1,
+            counter_source: COUNTER_SOURCE_ESTIMATE.into(),
+            created_unix: 0,
+            algorithms: BTreeMap::new(),
+        };
+        p.algorithms.insert(
+            "wcc".into(),
+            AlgoProfile {
+                representative: "wcc".into(),
+                iterations: None,
+                seconds: vec![1.0],
+                topology_bytes: 1.0,
+                state_bytes: 1.0,
+                supersteps: 1.0,
+                bandwidth_gbs: vec![0.0],
+            },
+        );
+        save(&path, &p).unwrap();
+        assert!(matches!(load(&path, "v1"), ProfileStatus::Fresh(q) if q == p));
+        assert!(matches!(load(&path, "v2"), ProfileStatus::Stale { .. }));
+        std::fs::write(&path, "{ not json").unwrap();
+        match load(&path, "v1") {
+            ProfileStatus::Corrupt(m) => assert!(m.contains("profile.json:1"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,413 @@
+//! The real driver of [`decide`]: jobs arrive (the caller says when), the
+//! policy decides at every arrival and every unit's end, and each launched
+//! unit runs in its own [`JobManager`] with a pool of `T` threads pinned to
+//! its node's CPUs. A unit of one scan group runs in shared mode, so jobs
+//! that join it later are admitted at its next superstep boundary and fused
+//! into its lanes; any other unit runs its one job in sequential mode.
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::model::{Cost, Machine};
+use super::policy::{decide, Action, Decision, Policy, QueuedJob, RunningUnit, SchedState};
+use crate::cache::detect_llc;
+use crate::error::JobError;
+use crate::job::{JobHandle, JobStatus};
+use crate::manager::{ExecMode, JobManager, ManagerConfig};
+use crate::snapshot::Snapshot;
+use crate::spec::{Algorithm, JobSpec};
+
+/// Settings of a [`Runner`].
+#[derive(Clone, Debug)]
+pub struct RunnerConfig {
+    /// The policy.
+    pub policy: Policy,
+    /// The machine (with its nodes' CPU ids, for pinning).
+    pub machine: Machine,
+    /// LLC bytes for chunk plans; `None`: detected once when the runner starts.
+    pub llc_bytes: Option<u64>,
+    /// Memory budget of each unit's jobs; `None`: `MemAvailable`.
+    pub memory_limit_bytes: Option<u64>,
+    /// Let SSSP jobs form scan groups too (off: measured slower fused).
+    pub fuse_sssp: bool,
+    /// Pin each unit's threads to its node's CPUs.
+    pub pin: bool,
+}
+
+/// Figures summed over the units that ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct RunnerStats {
+    /// Bytes of topology read by every unit.
+    pub topology_bytes_read: u64,
+    /// Passes over the chunks by every unit.
+    pub passes: u64,
+    /// The largest Σ job state one unit held at a boundary.
+    pub peak_unit_state_bytes: u64,
+    /// Units launched.
+    pub units: u64,
+}
+
+struct Entry {
+    snapshot: Arc<Snapshot>,
+    spec: JobSpec,
+    cost: Cost,
+    group: Option<String>,
+    arrival: f64,
+    launched_at: Option<f64>,
+    handle: Option<JobHandle>,
+    refused: Option<String>,
+    finish: Option<f64>,
+}
+
+struct Unit {
+    id: usize,
+    node: Option<usize>,
+    threads: usize,
+    jobs: Vec<usize>,
+    cost: Cost,
+    group: Option<String>,
+    started: f64,
+    mgr: JobManager,
+}
+
+/// Runs a stream of jobs under a policy. Call [`Runner::arrive`] when a job
+/// arrives and [`Runner::tick`] often (every few milliseconds).
+pub struct Runner {
+    cfg: RunnerConfig,
+    start: Instant,
+    entries: Vec<Entry>,
+    units: Vec<Unit>,
+    decisions: Vec<Decision>,
+    next_unit: usize,
+    dirty: bool,
+    stats: RunnerStats,
+}
+
+/// Whether jobs running `alg` can share one scan (the manager fuses them).
+fn fusable(alg: &Algorithm, fuse_sssp: bool) -> bool {
+    match alg {
+        Algorithm::Sssp { .. } => fuse_sssp,
+        _ => true,
+    }
+}
+
+impl Runner {
+    /// A runner whose clock starts now. Detects the LLC once unless given.
+    pub fn new(mut cfg: RunnerConfig) -> Self {
+        cfg.llc_bytes = Some(detect_llc(cfg.llc_bytes).bytes);
+        Runner {
+            cfg,
+            start: Instant::now(),
+            entries: Vec::new(),
+            units: Vec::new(),
+            decisions: Vec::new(),
+            next_unit: 0,
+            dirty: false,
+            stats: RunnerStats::default(),
+        }
+    }
+
+    /// Seconds since the runner started.
+    pub fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// A job arrives (its arrival time is `arrival` seconds from the start,
+    /// for response times); returns its number. It waits for the next tick.
+    pub fn arrive(
+        &mut self,
+        snapshot: Arc<Snapshot>,
+        spec: JobSpec,
+        cost: Cost,
+        arrival: f64,
+    ) -> usize {
+        let group = (matches!(self.cfg.policy, Policy::Congra { .. })
+            && fusable(&spec.algorithm, self.cfg.fuse_sssp))
+        .then(|| {
+            format!(
+                "{}@{}@v{}",
+                spec.algorithm.name(),
+                snapshot.name(),
+                snapshot.id().0
+            )
+        });
+        self.entries.push(Entry {
+            snapshot,
+            spec,
+            cost,
+            group,
+            arrival,
+            launched_at: None,
+            handle: None,
+            refused: None,
+            finish: None,
+        });
+        self.dirty = true;
+        self.entries.len() - 1
+    }
+
+    /// Reaps ended units and, when something changed, decides and applies
+    /// the decisions. Returns the decisions made now.
+    pub fn tick(&mut self) -> Result<Vec<Decision>, JobError> {
+        let now = self.elapsed();
+        // Finish times of ended jobs (exact: launch + latency in the unit).
+        for e in &mut self.entries {
+            if e.finish.is_none() {
+                if let (Some(h), Some(at)) = (&e.handle, e.launched_at) {
+                    let st = h.status();
+                    if st.state.is_terminal() {
+                        e.finish = Some(at + st.latency_seconds.unwrap_or(now - at));
+                    }
+                }
+            }
+        }
+        let mut ended = Vec::new();
+        for (i, u) in self.units.iter().enumerate() {
+            if u.jobs.iter().all(|&j| self.entries[j].finish.is_some()) {
+                ended.push(i);
+            }
+        }
+        for i in ended.into_iter().rev() {
+            let u = self.units.remove(i);
+            let s = u.mgr.stats();
+            self.stats.topology_bytes_read += s.topology_bytes_read;
+            self.stats.passes += s.passes;
+            self.stats.peak_unit_state_bytes =
+                self.stats.peak_unit_state_bytes.max(s.peak_job_state_bytes);
+            u.mgr.shutdown();
+            self.dirty = true;
+        }
+        if !self.dirty {
+            return Ok(Vec::new());
+        }
+        self.dirty = false;
+        let queued: Vec<QueuedJob> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.launched_at.is_none() && e.refused.is_none())
+            .map(|(i, e)| QueuedJob {
+                id: i,
+                name: e.spec.name.clone(),
+                arrival: e.arrival,
+                cost: e.cost,
+                group: e.group.clone(),
+            })
+            .collect();
+        if queued.is_empty() {
+            return Ok(Vec::new());
+        }
+        let running: Vec<RunningUnit> = self
+            .units
+            .iter()
+            .map(|u| RunningUnit {
+                id: u.id,
+                node: u.node,
+                threads: u.threads,
+                jobs: u.jobs.clone(),
+                cost: u.cost,
+                group: u.group.clone(),
+                remaining_seconds: (u.cost.seconds(u.threads as f64) - (now - u.started)).max(0.0),
+            })
+            .collect();
+        let ds = decide(
+            self.cfg.policy,
+            &SchedState {
+                now,
+                machine: &self.cfg.machine,
+                queue: &queued,
+                running: &running,
+            },
+        );
+        for d in &ds {
+            self.apply(&d.action, now)?;
+        }
+        self.decisions.extend(ds.iter().cloned());
+        Ok(ds)
+    }
+
+    fn apply(&mut self, a: &Action, now: f64) -> Result<(), JobError> {
+        match a {
+            Action::Launch {
+                jobs,
+                node,
+                threads,
+            } => {
+                let cpus = node.and_then(|n| self.cfg.machine.cpus.get(n).cloned());
+                let group = if jobs.len() > 1 || matches!(self.cfg.policy, Policy::Congra { .. }) {
+                    self.entries[jobs[0]].group.clone()
+                } else {
+                    None
+                };
+                let mgr = JobManager::new(ManagerConfig {
+                    mode: if group.is_some() {
+                        ExecMode::Shared
+                    } else {
+                        ExecMode::Sequential
+                    },
+                    threads: (*threads).max(1),
+                    llc_bytes: self.cfg.llc_bytes,
+                    memory_limit_bytes: self.cfg.memory_limit_bytes,
+                    fuse: true,
+                    fuse_sssp: self.cfg.fuse_sssp,
+                    cpus: if self.cfg.pin { cpus } else { None },
+                })?;
+                let costs: Vec<Cost> = jobs.iter().map(|&j| self.entries[j].cost).collect();
+                let mut unit = Unit {
+                    id: self.next_unit,
+                    node: *node,
+                    threads: (*threads).max(1),
+                    jobs: Vec::new(),
+                    cost: Cost::fused(&costs).unwrap_or(costs[0]),
+                    group,
+                    started: now,
+                    mgr,
+                };
+                self.next_unit += 1;
+                self.stats.units += 1;
+                for &j in jobs {
+                    self.submit(&unit.mgr, j, now);
+                    unit.jobs.push(j);
+                }
+                self.units.push(unit);
+            }
+            Action::Join { unit, job } => {
+                if let Some(pos) = self.units.iter().position(|u| u.id == *unit) {
+                    let mgr = &self.units[pos].mgr;
+                    let e = &mut self.entries[*job];
+                    e.launched_at = Some(now);
+                    match mgr.submit(Arc::clone(&e.snapshot), e.spec.clone()) {
+                        Ok(h) => e.handle = Some(h),
+                        Err(err) => {
+                            e.refused = Some(err.to_string());
+                            e.finish = Some(now);
+                        }
+                    }
+                    let cost = self.entries[*job].cost;
+                    let u = &mut self.units[pos];
+                    u.jobs.push(*job);
+                    u.cost = Cost::fused(&[u.cost, cost]).unwrap_or(u.cost);
+                }
+            }
+            Action::Hold { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn submit(&mut self, mgr: &JobManager, j: usize, now: f64) {
+        let e = &mut self.entries[j];
+        e.launched_at = Some(now);
+        match mgr.submit(Arc::clone(&e.snapshot), e.spec.clone()) {
+            Ok(h) => e.handle = Some(h),
+            Err(err) => {
+                e.refused = Some(err.to_string());
+                e.finish = Some(now);
+            }
+        }
+    }
+
+    /// Whether every job that arrived has ended and no unit runs.
+    pub fn idle(&self) -> bool {
+        self.units.is_empty() && self.entries.iter().all(|e| e.finish.is_some())
+    }
+
+    /// The handle of job `i` once launched.
+    pub fn handle(&self, i: usize) -> Option<&JobHandle> {
+        self.entries.get(i)?.handle.as_ref()
+    }
+
+    /// Why job `i` was refused at launch, if it was.
+    pub fn refused(&self, i: usize) -> Option<&str> {
+        self.entries.get(i)?.refused.as_deref()
+    }
+
+    /// Seconds from job `i`'s arrival to its end, once ended.
+    pub fn response_seconds(&self, i: usize) -> Option<f64> {
+        let e = self.entries.get(i)?;
+        e.finish.map(|f| (f - e.arrival).max(0.0))
+    }
+
+    /// Seconds from the runner's start to job `i`'s launch.
+    pub fn launched_at(&self, i: usize) -> Option<f64> {
+        self.entries.get(i)?.launched_at
+    }
+
+    /// Statuses of the launched jobs (for displays).
+    pub fn statuses(&self) -> Vec<JobStatus> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.handle.as_ref().map(|h| h.status()))
+            .collect()
+    }
+
+    /// Every decision so far.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+
+    /// Figures of the units that have ended.
+    pub fn stats(&self) -> RunnerStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Values;
+    use crate::Catalog;
+    use plexus_graph::{BuildOptions, Graph};
+
+    fn run(policy: Policy) -> (Vec<Values>, Vec<Decision>) {
+        let edges: Vec<(u32, u32)> = (0..300u32).map(|i| (i, (i * 13 + 5) % 300)).collect();
+        let g = Graph::from_edges(300, &edges, &BuildOptions::directed()).unwrap();
+        let snap = Catalog::new().publish("g", g);
+        let nodes = super::super::numa::read_nodes(std::path::Path::new("/sys"));
+        let mut m = Machine::model(1, nodes[0].len(), 10.0);
+        m.cpus = vec![nodes[0].clone()];
+        let mut r = Runner::new(RunnerConfig {
+            policy,
+            machine: m,
+            llc_bytes: Some(1 << 20),
+            memory_limit_bytes: None,
+            fuse_sssp: false,
+            pin: true,
+        });
+        let c = Cost::fit(&[0.01, 0.006], 1e6, 1e5).unwrap();
+        let specs = [
+            JobSpec::new("bfs-1", Algorithm::Bfs { source: "3".into() }),
+            JobSpec::new("pr-2", Algorithm::pagerank(0.85)),
+            JobSpec::new("pr-3", Algorithm::pagerank(0.5)),
+            JobSpec::new("wcc-4", Algorithm::Wcc),
+        ];
+        for s in specs {
+            r.arrive(Arc::clone(&snap), s, c, 0.0);
+        }
+        while !r.idle() {
+            r.tick().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let vals = (0..4)
+            .map(|i| r.handle(i).unwrap().take_result().unwrap().values().clone())
+            .collect();
+        assert!((0..4).all(|i| r.response_seconds(i).is_some()));
+        (vals, r.decisions().to_vec())
+    }
+
+    #[test]
+    fn every_policy_gives_the_same_results() {
+        let (fifo, d) = run(Policy::Fifo);
+        assert_eq!(d.len(), 4);
+        for p in [
+            Policy::All,
+            Policy::CONGRA,
+            Policy::Congra {
+                look_ahead: false,
+                short_job_bypass: false,
+            },
+        ] {
+            let (v, d) = run(p);
+            assert!(!d.is_empty());
+            assert_eq!(v, fifo, "{p}");
+        }
+    }
+}
