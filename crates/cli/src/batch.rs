@@ -468,7 +468,9 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         match (&handles[i], &refused[i]) {
             (Some(h), _) => {
                 let s = h.status();
-                j["id"] = json!(s.id);
+                // Each unit has its own manager, whose ids start at 1: the
+                // job's place in the file is the id that is unique here.
+                j["id"] = json!(i + 1);
                 j["snapshot"] = json!(s.snapshot);
                 j["state"] = json!(s.state);
                 j["supersteps"] = json!(s.superstep);
@@ -647,7 +649,9 @@ fn batch_scheduled(
         match (runner.handle(r), runner.refused(r)) {
             (Some(h), _) => {
                 let s = h.status();
-                j["id"] = json!(s.id);
+                // Each unit has its own manager, whose ids start at 1: the
+                // job's place in the file is the id that is unique here.
+                j["id"] = json!(i + 1);
                 j["snapshot"] = json!(s.snapshot);
                 j["state"] = json!(s.state);
                 j["supersteps"] = json!(s.superstep);
@@ -826,16 +830,25 @@ fn print_text(r: &Value, stats: &ManagerStats, n: usize) {
     if let (Some(p50), Some(p95)) = (r["qos_p50"].as_f64(), r["qos_p95"].as_f64()) {
         println!("QoS (response ÷ profiled solo time): p50 {p50:.2}, p95 {p95:.2}");
     }
+    // Under a scheduler the figures are summed over units, which have
+    // chunk tables of their own: no single table to show.
+    let chunks = if stats.chunks == 0 {
+        String::new()
+    } else {
+        format!(
+            " over {} chunks of ~{}",
+            stats.chunks,
+            mib(stats.chunk_target_bytes)
+        )
+    };
     println!(
-        "memory: peak RSS {}, topology {} + peak job state {} = {}; topology read {} in {} passes over {} chunks of ~{} (LLC {} from {:?})",
+        "memory: peak RSS {}, topology {} + peak job state {} = {}; topology read {} in {} passes{chunks} (LLC {} from {:?})",
         r["peak_rss_bytes"].as_u64().map_or("-".into(), mib),
         mib(stats.topology_bytes),
         mib(stats.peak_job_state_bytes),
         mib(stats.topology_bytes + stats.peak_job_state_bytes),
         mib(stats.topology_bytes_read),
         stats.passes,
-        stats.chunks,
-        mib(stats.chunk_target_bytes),
         mib(stats.llc.bytes),
         stats.llc.source,
     );
