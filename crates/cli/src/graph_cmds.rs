@@ -370,9 +370,10 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
         }
         check_graph_file(&ctx.data.graph_dir(&a.name).join(GRAPH_FILE))?;
     }
-    // O(1) in the graph size: the header and maps, and the degree summary
-    // stored at save (computed for stores written before it existed).
-    let g = ctx.data.open(&a.name)?;
+    // The header, maps and an O(n) check of the offsets (so a corrupt
+    // store is reported here, not later); the degree statistics come from
+    // the summary stored at save (computed once for older stores).
+    let g = ctx.data.open_checked(&a.name)?;
     let m = g.meta();
     let st = match ctx.data.degree_summary(&a.name) {
         Some(d) if d.top.iter().all(|&(v, _)| (v as usize) < g.num_vertices()) => stats_of(&g, d),
