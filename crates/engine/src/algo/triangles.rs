@@ -643,6 +643,27 @@ impl ThreadCounters {
     }
 }
 
+/// Merges two id-sorted lists, adds 1 to `counts[x]` for every common `x`
+/// (the third corner of a triangle) and returns how many there were.
+#[inline]
+fn credit_common(a: &[VertexId], b: &[VertexId], counts: &mut [u64]) -> u64 {
+    let (mut i, mut j, mut common) = (0, 0, 0u64);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        if x < y {
+            i += 1;
+        } else if y < x {
+            j += 1;
+        } else {
+            counts[x as usize] += 1;
+            common += 1;
+            i += 1;
+            j += 1;
+        }
+    }
+    common
+}
+
 /// The number of triangles through each vertex of the view (indexed by
 /// vertex), without atomics: as [`count_total`], in rank space when the
 /// degrees are skewed and in id order otherwise, each triangle found once
@@ -666,22 +687,7 @@ pub(crate) fn per_vertex_counts(view: &SimpleView<'_>) -> Vec<u64> {
                     let nr = ranked.list(r);
                     let mut at_r = 0u64;
                     for (i, &u) in nr.iter().enumerate() {
-                        let nu = ranked.list(u);
-                        let rest = &nr[i + 1..];
-                        let (mut a, mut b, mut at_u) = (0, 0, 0u64);
-                        while a < rest.len() && b < nu.len() {
-                            let (x, y) = (rest[a], nu[b]);
-                            if x < y {
-                                a += 1;
-                            } else if y < x {
-                                b += 1;
-                            } else {
-                                c[x as usize] += 1;
-                                at_u += 1;
-                                a += 1;
-                                b += 1;
-                            }
-                        }
+                        let at_u = credit_common(&nr[i + 1..], ranked.list(u), c);
                         c[u as usize] += at_u;
                         at_r += at_u;
                     }
@@ -707,21 +713,7 @@ pub(crate) fn per_vertex_counts(view: &SimpleView<'_>) -> Vec<u64> {
                     for (i, &v) in lower.iter().enumerate() {
                         let nv = view.neighbors(v);
                         let below_v = &nv[..nv.partition_point(|&w| w < v)];
-                        let below_in_u = &lower[..i];
-                        let (mut a, mut b, mut at_v) = (0, 0, 0u64);
-                        while a < below_in_u.len() && b < below_v.len() {
-                            let (x, y) = (below_in_u[a], below_v[b]);
-                            if x < y {
-                                a += 1;
-                            } else if y < x {
-                                b += 1;
-                            } else {
-                                c[x as usize] += 1;
-                                at_v += 1;
-                                a += 1;
-                                b += 1;
-                            }
-                        }
+                        let at_v = credit_common(&lower[..i], below_v, c);
                         c[v as usize] += at_v;
                         at_u += at_v;
                     }
