@@ -168,9 +168,18 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
                 .summary
                 .iter()
                 .filter(|(k, _)| {
-                    // Long lists and the timings of untimed extras stay out of the table.
-                    !matches!(k.as_str(), "top" | "size_histogram" | "core_histogram")
-                        && !k.ends_with("_seconds")
+                    // Long lists, the timings of untimed extras and PageRank's
+                    // run details (last change, method, precision) stay out
+                    // of the table.
+                    !matches!(
+                        k.as_str(),
+                        "top"
+                            | "size_histogram"
+                            | "core_histogram"
+                            | "change"
+                            | "method"
+                            | "precision"
+                    ) && !k.ends_with("_seconds")
                 })
                 .map(|(k, v)| format!("{k} {}", crate::run::summarize(v)))
                 .collect();
