@@ -468,33 +468,23 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         match (&handles[i], &refused[i]) {
             (Some(h), _) => {
                 let s = h.status();
-                // Each unit has its own manager, whose ids start at 1: the
-                // job's place in the file is the id that is unique here.
-                j["id"] = json!(i + 1);
+                j["id"] = json!(s.id);
                 j["snapshot"] = json!(s.snapshot);
                 j["state"] = json!(s.state);
                 j["supersteps"] = json!(s.superstep);
                 j["latency_seconds"] = json!(s.latency_seconds);
                 j["run_seconds"] = json!(s.run_seconds);
-                if s.state == JobState::Done {
+                if add_outcome(&mut j, &s, collected[i].as_ref()) {
                     if let Some(l) = s.latency_seconds {
                         latencies.push(l);
                     }
-                    if let Some(c) = &collected[i] {
-                        j["summary"] = c.summary.clone();
-                        if let Some(f) = &c.output {
-                            j["output"] = json!(f);
-                        }
-                    }
                 } else {
                     failed += 1;
-                    j["error"] = json!(s.error);
                 }
             }
             (None, Some(e)) => {
                 failed += 1;
-                j["state"] = json!("refused");
-                j["error"] = json!(e);
+                mark_refused(&mut j, e);
             }
             (None, None) => {}
         }
@@ -659,28 +649,20 @@ fn batch_scheduled(
                 let response = runner.response_seconds(r);
                 j["latency_seconds"] = json!(response);
                 j["response_seconds"] = json!(response);
-                if s.state == JobState::Done {
+                if add_outcome(&mut j, &s, collected[i].as_ref()) {
                     if let Some(l) = response {
                         latencies.push(l);
                         let q = l / solo[i].max(1e-9);
                         qos.push(q);
                         j["qos"] = json!(q);
                     }
-                    if let Some(c) = &collected[i] {
-                        j["summary"] = c.summary.clone();
-                        if let Some(f) = &c.output {
-                            j["output"] = json!(f);
-                        }
-                    }
                 } else {
                     failed += 1;
-                    j["error"] = json!(s.error);
                 }
             }
             (None, Some(e)) => {
                 failed += 1;
-                j["state"] = json!("refused");
-                j["error"] = json!(e);
+                mark_refused(&mut j, e);
             }
             (None, None) => {}
         }
@@ -731,6 +713,28 @@ fn batch_scheduled(
         );
     }
     Ok(())
+}
+
+/// Adds a job's outcome to its report entry: the summary (and output file)
+/// when it is done, its error otherwise. Returns whether it is done.
+fn add_outcome(j: &mut Value, s: &JobStatus, collected: Option<&Collected>) -> bool {
+    if s.state != JobState::Done {
+        j["error"] = json!(s.error);
+        return false;
+    }
+    if let Some(c) = collected {
+        j["summary"] = c.summary.clone();
+        if let Some(f) = &c.output {
+            j["output"] = json!(f);
+        }
+    }
+    true
+}
+
+/// Marks a job's report entry as refused at submission, with the reason.
+fn mark_refused(j: &mut Value, reason: impl serde::Serialize) {
+    j["state"] = json!("refused");
+    j["error"] = json!(reason);
 }
 
 /// What the batch keeps of a finished job once its result is taken.
