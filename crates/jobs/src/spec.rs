@@ -3,7 +3,7 @@
 //! resolution done at submission.
 use std::time::Duration;
 
-use plexus_engine::algo::{cdlp, pagerank};
+use plexus_engine::algo::{cdlp, pagerank, sssp};
 use plexus_graph::{Graph, VertexId};
 
 use crate::error::JobError;
@@ -139,7 +139,7 @@ pub(crate) fn resolve(g: &Graph, alg: &Algorithm) -> Result<Resolved, JobError> 
         },
         Algorithm::Sssp { source, delta } => {
             let source = vertex(g, "source", source)?;
-            let delta = sssp_delta(g, *delta)?;
+            let delta = sssp_delta(g, source, *delta)?;
             Resolved::Sssp { source, delta }
         }
         Algorithm::PageRank {
@@ -188,35 +188,12 @@ pub(crate) fn resolve(g: &Graph, alg: &Algorithm) -> Result<Resolved, JobError> 
     })
 }
 
-/// The engine's SSSP checks and default bucket width: weights present, none
-/// negative or NaN; `Δ` given (finite, > 0) or the mean finite weight (1.0
-/// when that is 0 or undefined), from the graph's cached weight statistics
-/// (one pass per opened graph, shared by all its jobs), as `plexus run sssp`.
-fn sssp_delta(g: &Graph, delta: Option<f64>) -> Result<f64, JobError> {
-    let Some(stats) = g.weight_stats() else {
-        return Err(JobError::InvalidJob(
-            "sssp needs edge weights; import with --weighted".into(),
-        ));
-    };
-    if stats.first_invalid.is_some() {
-        return Err(JobError::InvalidJob(
-            "sssp needs weights >= 0 and not NaN; the graph has a negative or NaN weight".into(),
-        ));
-    }
-    match delta {
-        Some(d) if d > 0.0 && d.is_finite() => Ok(d),
-        Some(d) => Err(JobError::InvalidJob(format!(
-            "delta must be a finite number > 0, got {d}"
-        ))),
-        None => {
-            let mean = stats.finite_sum / stats.finite_count.max(1) as f64;
-            Ok(if mean > 0.0 && mean.is_finite() {
-                mean
-            } else {
-                1.0
-            })
-        }
-    }
+/// The engine's SSSP checks and default bucket width ([`sssp::prepare`]),
+/// from the graph's cached weight statistics (one pass per opened graph,
+/// shared by all its jobs), as `plexus run sssp`.
+fn sssp_delta(g: &Graph, source: VertexId, delta: Option<f64>) -> Result<f64, JobError> {
+    sssp::prepare(g, &sssp::Config { source, delta })
+        .map_err(|e| JobError::InvalidJob(e.to_string()))
 }
 
 /// Bytes of per-vertex state a job of this kind allocates on `g` when it

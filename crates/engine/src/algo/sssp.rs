@@ -75,8 +75,12 @@ pub struct Output {
     pub iterations: usize,
 }
 
-/// Checks the graph and parameters; returns `Δ`.
-fn prepare(g: &Graph, cfg: &Config) -> Result<f64, AlgoError> {
+/// Checks the graph and parameters (source in range, weights present,
+/// none negative or NaN, `Δ` finite and > 0) and returns `Δ`: the given one,
+/// or the mean finite weight (1.0 when that is 0 or undefined), from the
+/// graph's cached weight statistics. Other executors and the job manager
+/// call it so that every path applies the same rules.
+pub fn prepare(g: &Graph, cfg: &Config) -> Result<f64, AlgoError> {
     if (cfg.source as usize) >= g.num_vertices() {
         return Err(AlgoError::NoSuchVertex(u64::from(cfg.source)));
     }
