@@ -66,6 +66,10 @@ pub struct BatchArgs {
     /// measured slower on Kronecker graphs).
     #[arg(long)]
     pub fuse_sssp: bool,
+    /// Run each SSSP job in the chunk scan (the engine's vertex program, one
+    /// pass per bucket) instead of the engine's delta-stepping kernel.
+    #[arg(long)]
+    pub sssp_in_scan: bool,
     /// Write each finished job's per-vertex result to DIR/NAME.csv (external ids).
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
@@ -402,6 +406,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         memory_limit_bytes: memory,
         fuse: !a.no_fuse,
         fuse_sssp: a.fuse_sssp,
+        sssp_in_scan: a.sssp_in_scan,
         cpus: None,
     })?;
     // A panic inside a guarded kernel fails its job; keep the screen quiet

@@ -21,6 +21,9 @@ pub enum AlgoError {
         dst: u64,
         weight: f64,
     },
+    /// The caller's [`crate::progress::Observer`] asked the kernel to stop.
+    #[error("the computation was cancelled")]
+    Cancelled,
 }
 
 /// A result that fails its algorithm's defining property. The message names

@@ -278,7 +278,7 @@ impl Executor for InMemory<'_> {
         frontier: &VertexSubset,
         opts: &StepOptions,
     ) -> Step {
-        crate::progress::GLOBAL.record_superstep(frontier.len() as u64);
+        crate::progress::superstep(frontier.len() as u64);
         let started = trace_enabled().then(std::time::Instant::now);
         let step = self.superstep_untraced(p, frontier, opts);
         if let Some(t) = started {

@@ -81,9 +81,13 @@ pub struct ManagerConfig {
     /// In shared mode, fuse jobs of one algorithm into lanes (default true).
     pub fuse: bool,
     /// Also fuse SSSP jobs into lanes (default false: measured slower, see
-    /// [`crate::lanes::sssp`]); without it each SSSP job is its own task in
-    /// the shared scan.
+    /// [`crate::lanes::sssp`]); without it each SSSP job is its own task.
     pub fuse_sssp: bool,
+    /// Run an SSSP job that is its own task in the chunk scan (the engine's
+    /// vertex program, one pass per bucket, sharing chunk loads) instead of
+    /// the engine's delta-stepping kernel (default false: the kernel is
+    /// faster, see [`crate::lanes::whole`]).
+    pub sssp_in_scan: bool,
     /// Pin the pool's threads to these CPU ids (`sched_setaffinity`; the
     /// scheduler pins a unit to its NUMA node); `None`: not pinned.
     pub cpus: Option<Vec<usize>>,
@@ -98,6 +102,7 @@ impl Default for ManagerConfig {
             memory_limit_bytes: None,
             fuse: true,
             fuse_sssp: false,
+            sssp_in_scan: false,
             cpus: None,
         }
     }
@@ -402,7 +407,7 @@ fn run_solo(inner: &Inner, job: Arc<JobShared>) {
     }
     let snap = Arc::clone(&job.snapshot);
     let g = snap.graph();
-    let Some(task) = new_task(g, &job, false) else {
+    let Some(task) = new_task(g, &job, false, inner.cfg.sssp_in_scan) else {
         job.finish(Err(JobError::Failed(
             "the job has no runnable parameters".into(),
         )));
@@ -485,7 +490,7 @@ fn shared_loop(inner: Arc<Inner>) {
             if fuse && group.tasks.iter_mut().any(|t| t.join(g, &job)) {
                 continue;
             }
-            match new_task(g, &job, fuse) {
+            match new_task(g, &job, fuse, inner.cfg.sssp_in_scan) {
                 Some(t) => group.tasks.push(t),
                 None => job.finish(Err(JobError::Failed(
                     "the job has no runnable parameters".into(),

@@ -196,6 +196,14 @@ fn sssp_delta(g: &Graph, source: VertexId, delta: Option<f64>) -> Result<f64, Jo
         .map_err(|e| JobError::InvalidJob(e.to_string()))
 }
 
+/// Bytes of per-vertex state of an SSSP job on `n` vertices: the engine
+/// kernel's distances and last-relaxed distances (f64 each), frontier and
+/// bucket lists (about one u32 per vertex), and at the end parents and hop
+/// counts (u32 each).
+pub(crate) fn sssp_state_bytes(n: u64) -> u64 {
+    8 * n + 8 * n + 4 * n + 4 * n + 4 * n
+}
+
 /// Bytes of per-vertex state a job of this kind allocates on `g` when it
 /// runs alone (arrays of `n` entries, frontiers at their dense size). The
 /// manager refuses a job whose state exceeds its memory budget.
@@ -205,8 +213,7 @@ pub(crate) fn state_bytes(g: &Graph, r: &Resolved) -> u64 {
     match r {
         // parent + depth (u32 each), frontier (dense bitmap or id list).
         Resolved::Bfs { .. } => 8 * n + 4 * n,
-        // dist (f64), frontier ids, bucket lists, parents at the end.
-        Resolved::Sssp { .. } => 8 * n + 4 * n + 4 * n + 4 * n,
+        Resolved::Sssp { .. } => sssp_state_bytes(n),
         // rank, contrib, next (f64 each).
         Resolved::PageRank(_) => 24 * n + bitmap,
         // union-find parents and labels.

@@ -18,13 +18,20 @@ fn manager(mode: ExecMode) -> JobManager {
 }
 
 fn manager_with(mode: ExecMode, fuse_sssp: bool) -> JobManager {
-    JobManager::new(ManagerConfig {
+    manager_cfg(ManagerConfig {
         mode,
-        threads: 2,
-        // Small chunks so that even tiny graphs have many.
-        llc_bytes: Some(64 << 10),
         fuse_sssp,
         ..Default::default()
+    })
+}
+
+/// A manager of `cfg` with 2 threads and small chunks (so that even tiny
+/// graphs have many).
+fn manager_cfg(cfg: ManagerConfig) -> JobManager {
+    JobManager::new(ManagerConfig {
+        threads: 2,
+        llc_bytes: Some(64 << 10),
+        ..cfg
     })
     .expect("manager")
 }
@@ -189,6 +196,13 @@ proptest! {
                 check(snap.graph(), a, out.values());
             }
         }
+        // SSSP in the chunk scan (the engine's vertex program) instead of
+        // the engine's kernel.
+        let in_scan = manager_cfg(ManagerConfig { sssp_in_scan: true, ..Default::default() });
+        for (h, a) in run_all(in_scan, &snap, &algs).iter().zip(&algs) {
+            let out = h.take_result().unwrap_or_else(|e| panic!("sssp_in_scan {a:?}: {e}"));
+            check(snap.graph(), a, out.values());
+        }
     }
 }
 
@@ -350,6 +364,92 @@ fn cancelling_a_running_job_releases_it_and_leaves_the_others_alone() {
         &Algorithm::Bfs { source: "3".into() },
         bfs.take_result().unwrap().values(),
     );
+}
+
+#[test]
+fn identical_pagerank_jobs_share_a_lane_and_each_gets_the_result() {
+    let snap = Catalog::new().publish("m", medium_graph(true));
+    let mgr = manager(ExecMode::Shared);
+    let pr = Algorithm::pagerank(0.7);
+    let submit = |name: &str, a: &Algorithm| {
+        mgr.submit(Arc::clone(&snap), JobSpec::new(name, a.clone()))
+            .unwrap()
+    };
+    // The first job of the lane is cancelled at once: a twin takes its place.
+    let first = submit("first", &pr);
+    first.cancel();
+    let twins: Vec<JobHandle> = (0..3).map(|i| submit(&format!("t{i}"), &pr)).collect();
+    let other = submit("other", &Algorithm::pagerank(0.8));
+    // A twin arriving while the lane runs gets the same (whole) result.
+    std::thread::sleep(Duration::from_millis(5));
+    let late = submit("late", &pr);
+    mgr.wait_all();
+    assert_eq!(first.take_result().unwrap_err(), JobError::Cancelled);
+    let want = pagerank::run(
+        snap.graph(),
+        &pagerank::Config {
+            damping: 0.7,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for h in twins.iter().chain([&late]) {
+        match h.take_result().unwrap().values() {
+            Values::PageRank {
+                rank,
+                iterations,
+                converged,
+            } => {
+                assert_eq!(rank, &want.rank);
+                assert_eq!((*iterations, *converged), (want.iterations, want.converged));
+            }
+            v => panic!("not pagerank: {v:?}"),
+        }
+    }
+    check(
+        snap.graph(),
+        &Algorithm::pagerank(0.8),
+        other.take_result().unwrap().values(),
+    );
+}
+
+/// A weighted path `0 → 1 → … → n−1` with unit weights: SSSP with Δ = 1
+/// takes one superstep per vertex.
+fn long_path(n: u32) -> Graph {
+    let edges: Vec<(u32, u32, u8)> = (0..n - 1).map(|v| (v, v + 1, 0)).collect();
+    random_graph(n as usize, &edges, true)
+}
+
+#[test]
+fn cancelling_an_sssp_job_stops_the_engine_kernel_mid_run() {
+    let snap = Catalog::new().publish("path", long_path(200_000));
+    for mode in [ExecMode::Shared, ExecMode::Sequential] {
+        let mgr = manager(mode);
+        let h = mgr
+            .submit(
+                Arc::clone(&snap),
+                JobSpec::new(
+                    "sssp",
+                    Algorithm::Sssp {
+                        source: "0".into(),
+                        delta: Some(1.0),
+                    },
+                ),
+            )
+            .unwrap();
+        // The kernel reports its supersteps to the job while it runs.
+        let t = std::time::Instant::now();
+        while h.status().superstep < 10 {
+            assert!(t.elapsed() < Duration::from_secs(60), "{mode}: no progress");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        h.cancel();
+        assert_eq!(h.wait(Some(Duration::from_secs(60))), JobState::Cancelled);
+        assert_eq!(h.take_result().unwrap_err(), JobError::Cancelled);
+        let steps = h.status().superstep;
+        assert!(steps < 199_000, "{mode}: ran {steps} supersteps");
+        mgr.wait_all();
+    }
 }
 
 #[test]

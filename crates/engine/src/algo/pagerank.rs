@@ -390,7 +390,7 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
     let limit = cfg.iterations.unwrap_or(cfg.max_iterations);
     let (mut iterations, mut converged, mut change) = (0, false, 0.0);
     while iterations < limit {
-        crate::progress::GLOBAL.record_superstep(n as u64);
+        crate::progress::superstep(n as u64);
         let started = trace_enabled().then(std::time::Instant::now);
         let prev: &[C] = &old;
         let partials: Vec<(f64, f64)> = rank

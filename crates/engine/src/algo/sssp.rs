@@ -267,7 +267,11 @@ impl LocalBins {
 /// needs a global regrouping step. Stale entries (a vertex whose distance
 /// has since dropped to a lower bucket) are skipped when popped. Same
 /// distances as [`delta_stepping`] on any executor.
-fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64>, usize) {
+fn delta_stepping_in_memory(
+    g: &Graph,
+    source: VertexId,
+    delta: f64,
+) -> Result<(Vec<f64>, usize), AlgoError> {
     use std::sync::Mutex;
     let n = g.num_vertices();
     let p = Program::new(n, source);
@@ -283,8 +287,11 @@ fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64
     let relaxed_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(f64::NAN.to_bits())).collect();
     loop {
         if !frontier.is_empty() {
+            if crate::progress::cancel_requested() {
+                return Err(AlgoError::Cancelled);
+            }
             iterations += 1;
-            crate::progress::GLOBAL.record_superstep(frontier.len() as u64);
+            crate::progress::superstep(frontier.len() as u64);
             // u's message if u is still in bucket k and its distance changed
             // since it last sent one (see the tasks below).
             let fresh = |u: VertexId| -> Option<f64> {
@@ -401,7 +408,7 @@ fn delta_stepping_in_memory(g: &Graph, source: VertexId, delta: f64) -> (Vec<f64
         }
     }
     let dist = p.dist.into_par_iter().map(AtomicF64::into_inner).collect();
-    (dist, iterations)
+    Ok((dist, iterations))
 }
 
 /// Claims vertices over *tight* edges (`dist[u] + w == dist[v]`) level by
@@ -536,7 +543,7 @@ pub struct Distances {
 /// Delta-stepping distances, without parents.
 pub fn distances(g: &Graph, cfg: &Config) -> Result<Distances, AlgoError> {
     let delta = prepare(g, cfg)?;
-    let (dist, iterations) = delta_stepping_in_memory(g, cfg.source, delta);
+    let (dist, iterations) = delta_stepping_in_memory(g, cfg.source, delta)?;
     Ok(Distances { dist, iterations })
 }
 
@@ -694,6 +701,42 @@ mod tests {
             source,
             delta: None,
         }
+    }
+
+    #[test]
+    fn an_observer_sees_the_supersteps_and_can_stop_the_kernel() {
+        use crate::progress::{observe, Observer};
+        use std::sync::atomic::AtomicU64;
+        use std::sync::Arc;
+        // A weighted path 0 -> 1 -> ... -> 99 (unit weights, Δ = 1): one
+        // superstep per vertex.
+        let edges: Vec<(VertexId, VertexId, f64)> = (0..99).map(|v| (v, v + 1, 1.0)).collect();
+        let g = Graph::from_weighted_edges(100, &edges, &BuildOptions::directed()).unwrap();
+        struct StopAfter(AtomicU64, u64);
+        impl Observer for StopAfter {
+            fn superstep(&self, _active: u64) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+            fn cancel_requested(&self) -> bool {
+                self.0.load(Ordering::Relaxed) >= self.1
+            }
+        }
+        let c = Config {
+            source: 0,
+            delta: Some(1.0),
+        };
+        let all = Arc::new(StopAfter(AtomicU64::new(0), u64::MAX));
+        let d = observe(all.clone(), || distances(&g, &c)).unwrap();
+        assert_eq!(all.0.load(Ordering::Relaxed), d.iterations as u64);
+        assert!(d.iterations >= 99);
+        let stop = Arc::new(StopAfter(AtomicU64::new(0), 5));
+        assert_eq!(
+            observe(stop.clone(), || run(&g, &c)),
+            Err(AlgoError::Cancelled)
+        );
+        assert_eq!(stop.0.load(Ordering::Relaxed), 5);
+        // No observer installed any more: the kernel runs to the end.
+        assert_eq!(run(&g, &c).unwrap().dist[99], 99.0);
     }
 
     /// The LDBC Graphalytics `example-directed` graph (ids shifted down by one)

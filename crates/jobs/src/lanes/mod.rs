@@ -4,7 +4,7 @@
 //! | algorithm | fused (shared mode) | alone |
 //! |---|---|---|
 //! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes | engine `bfs::Program` ([`crate::drivers::BfsDriver`]) |
-//! | sssp | one task per job sharing the scan; [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | engine `sssp::Program` ([`crate::drivers::SsspDriver`]) |
+//! | sssp | one task per job: the engine's kernel ([`whole::SsspJob`]); [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | the engine's kernel ([`whole::SsspJob`]); engine `sssp::Program` in the scan ([`crate::drivers::SsspDriver`]) when `sssp_in_scan` is set |
 //! | pagerank | [`pagerank::PageRankLanes`]: up to 16 variants, k values per vertex | the same task with one lane |
 //! | wcc | [`whole::WccGroup`]: one Afforest run for all | the same task with one job |
 //! | cdlp | [`cdlp::CdlpGroup`]: one propagation up to the largest count | the same task with one job |
@@ -26,7 +26,12 @@ pub mod whole;
 /// A new task for `job` on `g`: a fusing group (which later jobs may join)
 /// when `fuse`, else a task of its own. `None` for a job that failed to
 /// resolve (it has no parameters to run).
-pub(crate) fn new_task(g: &Graph, job: &Arc<JobShared>, fuse: bool) -> Option<Box<dyn ScanTask>> {
+pub(crate) fn new_task(
+    g: &Graph,
+    job: &Arc<JobShared>,
+    fuse: bool,
+    sssp_in_scan: bool,
+) -> Option<Box<dyn ScanTask>> {
     let n = g.num_vertices();
     let resolved = job.resolved.as_ref()?;
     let mut task: Box<dyn ScanTask> = match resolved {
@@ -36,11 +41,14 @@ pub(crate) fn new_task(g: &Graph, job: &Arc<JobShared>, fuse: bool) -> Option<Bo
                 Arc::clone(job),
             )))
         }
-        Resolved::Sssp { source, delta } if !fuse => {
+        Resolved::Sssp { source, delta } if !fuse && sssp_in_scan => {
             return Some(Box::new(ProgramTask::new(
                 SsspDriver::new(n, *source, *delta),
                 Arc::clone(job),
             )))
+        }
+        Resolved::Sssp { source, delta } if !fuse => {
+            return Some(Box::new(whole::SsspJob::new(n, job, *source, *delta)))
         }
         Resolved::Sssp { .. } => Box::new(sssp::SsspLanes::new(n)),
         Resolved::Bfs { .. } => Box::new(msbfs::MsBfs::new(n)),

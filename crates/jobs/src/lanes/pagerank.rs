@@ -12,6 +12,13 @@
 //! advance one iteration per superstep and stop on their own rules; a lane
 //! that ends leaves the group (the rows are compacted), a job that arrives
 //! joins at the next boundary with its own iteration count at 0.
+//!
+//! Identical jobs share a lane: a job whose configuration equals a lane's
+//! (same damping, personalisation and stopping rule) becomes that lane's
+//! twin and gets the lane's result, which is the one it would compute on
+//! its own (the iteration is deterministic from its start at `1/|V|`), even
+//! when it arrives after the lane started. A twin holds no state of its own;
+//! cancelling it leaves the lane to the others.
 use std::sync::Arc;
 
 use plexus_engine::algo::pagerank;
@@ -58,6 +65,8 @@ impl Teleport {
 
 struct Lane {
     job: Arc<JobShared>,
+    /// Jobs with the same configuration, served by this lane.
+    twins: Vec<Arc<JobShared>>,
     cfg: pagerank::Config,
     teleport: Teleport,
     iterations: usize,
@@ -72,6 +81,29 @@ impl Lane {
     }
     fn finished(&self) -> bool {
         self.iterations >= self.limit() || (self.converged && self.cfg.iterations.is_none())
+    }
+    /// The lane's job and its twins.
+    fn all_jobs(&self) -> impl Iterator<Item = &Arc<JobShared>> {
+        std::iter::once(&self.job).chain(&self.twins)
+    }
+    /// Ends the jobs that were cancelled or passed their deadline; `false`
+    /// when none is left (a twin takes the place of a stopped first job).
+    fn drop_stopped(&mut self) -> bool {
+        self.twins.retain(|t| match t.stop_reason() {
+            Some(e) => {
+                t.finish(Err(e));
+                false
+            }
+            None => true,
+        });
+        if let Some(e) = self.job.stop_reason() {
+            self.job.finish(Err(e));
+            if self.twins.is_empty() {
+                return false;
+            }
+            self.job = self.twins.remove(0);
+        }
+        true
     }
 }
 
@@ -140,7 +172,7 @@ impl PageRankLanes {
                 }
             });
         }
-        let mut lanes = Vec::with_capacity(new_k);
+        let mut lanes: Vec<Lane> = Vec::with_capacity(new_k);
         for (l, lane) in std::mem::take(&mut self.lanes).into_iter().enumerate() {
             if keep[l] {
                 lanes.push(lane);
@@ -188,6 +220,7 @@ impl PageRankLanes {
         };
         Some(Lane {
             job: Arc::clone(job),
+            twins: Vec::new(),
             cfg: cfg.clone(),
             teleport,
             iterations: 0,
@@ -203,13 +236,20 @@ impl PageRankLanes {
             .into_par_iter()
             .map(|v| self.rank[v * k + l])
             .collect();
+        let values = Values::PageRank {
+            rank,
+            iterations: lane.iterations,
+            converged: lane.converged,
+        };
+        for twin in &lane.twins {
+            twin.finish(Ok(JobOutput {
+                snapshot: Arc::clone(&twin.snapshot),
+                values: values.clone(),
+            }));
+        }
         lane.job.finish(Ok(JobOutput {
             snapshot: Arc::clone(&lane.job.snapshot),
-            values: Values::PageRank {
-                rank,
-                iterations: lane.iterations,
-                converged: lane.converged,
-            },
+            values,
         }));
     }
 }
@@ -277,31 +317,29 @@ impl ScanTask for PageRankLanes {
     fn plan(&mut self, g: &Graph) -> Plan {
         // Lanes that end here: cancelled, past their deadline, or finished.
         let mut keep = vec![true; self.width()];
-        for (l, lane) in self.lanes.iter().enumerate() {
-            if let Some(e) = lane.job.stop_reason() {
-                lane.job.finish(Err(e));
-                keep[l] = false;
-            } else if lane.finished() {
+        for (l, kept) in keep.iter_mut().enumerate() {
+            if !self.lanes[l].drop_stopped() {
+                *kept = false;
+            } else if self.lanes[l].finished() {
                 self.deliver(g, l);
-                keep[l] = false;
+                *kept = false;
             }
         }
         let pending = std::mem::take(&mut self.pending);
         let pending: Vec<Lane> = pending
             .into_iter()
-            .filter(|lane| match lane.job.stop_reason() {
-                Some(e) => {
-                    lane.job.finish(Err(e));
-                    false
-                }
-                None => true,
-            })
+            .filter_map(|mut lane| lane.drop_stopped().then_some(lane))
             .collect();
         if keep.iter().any(|&x| !x) || !pending.is_empty() {
             self.reshape(&keep, pending);
         }
         if self.lanes.is_empty() {
             return Plan::Done;
+        }
+        // A twin promoted in place of a stopped first job holds the lane now.
+        let share = self.lane_bytes();
+        for lane in &self.lanes {
+            lane.job.set_state_bytes(share);
         }
         let (n, k) = (self.n, self.width());
         if !self.fresh {
@@ -342,9 +380,9 @@ impl ScanTask for PageRankLanes {
         if self.next.len() != n * k {
             self.next = (0..n * k).map(|_| AtomicF64::new(0.0)).collect();
         }
-        for lane in &self.lanes {
-            lane.job.mark_running();
-            lane.job.record_step(n as u64, g.num_arcs());
+        for job in self.lanes.iter().flat_map(Lane::all_jobs) {
+            job.mark_running();
+            job.record_step(n as u64, g.num_arcs());
         }
         Plan::Chunks(ChunkPlan {
             mode: Mode::Dense,
@@ -361,8 +399,8 @@ impl ScanTask for PageRankLanes {
         _active: &[VertexId],
         _out: &mut Vec<VertexId>,
     ) {
-        for l in &self.lanes {
-            l.job.maybe_fault();
+        for job in self.lanes.iter().flat_map(Lane::all_jobs) {
+            job.maybe_fault();
         }
         match self.stride() {
             1 => self.pull::<1>(g, chunk),
@@ -421,14 +459,18 @@ impl ScanTask for PageRankLanes {
     }
 
     fn cancelled(&self) -> bool {
-        self.lanes.iter().all(|l| l.job.cancel_requested())
+        self.lanes
+            .iter()
+            .flat_map(Lane::all_jobs)
+            .all(|j| j.cancel_requested())
     }
 
     fn jobs(&self) -> Vec<Arc<JobShared>> {
         self.lanes
             .iter()
             .chain(&self.pending)
-            .map(|l| Arc::clone(&l.job))
+            .flat_map(Lane::all_jobs)
+            .cloned()
             .collect()
     }
 
@@ -437,6 +479,18 @@ impl ScanTask for PageRankLanes {
     }
 
     fn join(&mut self, g: &Graph, job: &Arc<JobShared>) -> bool {
+        if let Some(Resolved::PageRank(cfg)) = &job.resolved {
+            if let Some(lane) = self
+                .lanes
+                .iter_mut()
+                .chain(&mut self.pending)
+                .find(|l| l.cfg == *cfg)
+            {
+                job.set_state_bytes(0);
+                lane.twins.push(Arc::clone(job));
+                return true;
+            }
+        }
         if self.width() + self.pending.len() >= MAX_LANES {
             return false;
         }

@@ -250,6 +250,7 @@ impl Runner {
                     fuse: true,
                     fuse_sssp: self.cfg.fuse_sssp,
                     cpus: if self.cfg.pin { cpus } else { None },
+                    ..Default::default()
                 })?;
                 let costs: Vec<Cost> = jobs.iter().map(|&j| self.entries[j].cost).collect();
                 let mut unit = Unit {
