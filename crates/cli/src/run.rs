@@ -78,7 +78,7 @@ pub struct RunArgs {
     /// kcore: also report membership of the k-core.
     #[arg(long)]
     pub k: Option<u32>,
-    /// SSSP bucket width (delta-stepping).
+    /// SSSP bucket width (delta-stepping); default 4 × mean weight ÷ mean out-degree.
     #[arg(long, allow_hyphen_values = true)]
     pub delta: Option<f64>,
     /// networkx (default) or graphalytics (LDBC Graphalytics definitions and output conventions).

@@ -16,7 +16,7 @@ pub enum Algorithm {
     /// Single-source shortest paths (delta-stepping) from `source`; needs weights.
     Sssp {
         source: String,
-        /// Bucket width; `None`: the mean edge weight (as `plexus run sssp`).
+        /// Bucket width; `None`: the engine's default (`sssp::default_delta`, as `plexus run sssp`).
         delta: Option<f64>,
     },
     /// PageRank, personalised when `personalization` names sources.
