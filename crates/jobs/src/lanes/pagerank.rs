@@ -258,6 +258,27 @@ impl PageRankLanes {
 /// `program::deterministic_sum` block, so sums are bit-identical to it.
 const SUM_BLOCK: usize = 1024;
 
+/// How many edges ahead the pull asks for a contribution row.
+const PREFETCH_AHEAD: usize = 32;
+
+/// Asks the cache for `rows[at..at + K]` (every 64-byte line of it). A hint:
+/// nothing is read, and an `at` past the end is not touched.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn prefetch_row<const K: usize>(rows: &[f64], at: usize) {
+    if at + K > rows.len() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    for line in 0..(K * 8).div_ceil(64) {
+        let p = rows[at..].as_ptr().wrapping_add(line * 8);
+        // SAFETY: `_mm_prefetch` only hints the cache; it never faults and
+        // reads nothing, whatever the address (here inside `rows` anyway:
+        // at + K <= len, and the lines start within the row).
+        unsafe { std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0) }
+    }
+}
+
 /// `k` sums over the vertices `0..n` in one pass, each with exactly the
 /// arithmetic of the engine's `deterministic_sum` (fixed 1024-vertex
 /// blocks summed in vertex order from 0, then the block sums in block
@@ -284,15 +305,30 @@ impl PageRankLanes {
         let inc = g.inc();
         let contrib = self.contrib();
         let k = self.width();
-        for v in chunk.vertices() {
+        let offs = inc.offsets();
+        let (s, e) = (chunk.start as usize, chunk.end as usize);
+        let first = offs[s] as usize;
+        // The chunk's in-edges, contiguous in CSC order.
+        let sources = &inc.neighbor_array()[first..offs[e] as usize];
+        let mut i = 0;
+        for v in s..e {
+            let stop = offs[v + 1] as usize - first;
             let mut acc = [0.0f64; K];
-            for &u in inc.neighbors(v) {
-                let row = &contrib[u as usize * K..u as usize * K + K];
+            while i < stop {
+                // The rows are read in random order and miss the cache once
+                // k·8 bytes per vertex outgrow it: ask for the row
+                // PREFETCH_AHEAD edges on (across vertex boundaries) now.
+                if let Some(&w) = sources.get(i + PREFETCH_AHEAD) {
+                    prefetch_row::<K>(contrib, w as usize * K);
+                }
+                let u = sources[i] as usize;
+                let row = &contrib[u * K..u * K + K];
                 for (a, c) in acc.iter_mut().zip(row) {
                     *a += *c;
                 }
+                i += 1;
             }
-            self.apply(v as usize, &acc[..k]);
+            self.apply(v, &acc[..k]);
         }
     }
 
