@@ -353,6 +353,9 @@ fn contribution<C: Contribution>(rank: f64, deg: usize) -> C {
     }
 }
 
+/// How many in-edges ahead the fused kernel prefetches a contribution.
+const PREFETCH_AHEAD: usize = 32;
+
 /// The fused in-memory kernel: per iteration one parallel pass over blocks
 /// of `BLOCK` vertices that, for each vertex `u` in id order, sums the
 /// contributions of its in-neighbours (CSC order), applies the formula,
@@ -412,18 +415,27 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
                     next.copy_from_slice(&prev[lo..lo + len]);
                 }
                 let (mut block_change, mut block_dangling) = (0.0f64, 0.0f64);
+                // The block's in-edges, contiguous; `j` walks them across
+                // vertex boundaries so the prefetch runs ahead uniformly.
+                let first = in_offs[0] as usize;
+                let block_sources = &sources[first..in_offs[len] as usize];
+                let mut j = 0;
                 for i in 0..len {
                     let u = lo + i;
                     let mut sum = 0.0f64;
-                    let edges = &sources[in_offs[i] as usize..in_offs[i + 1] as usize];
-                    for &v in edges {
-                        let v = v as usize;
+                    let stop = in_offs[i + 1] as usize - first;
+                    while j < stop {
+                        if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
+                            crate::prefetch::prefetch(prev, w as usize);
+                        }
+                        let v = block_sources[j] as usize;
                         let x = if GS && v.wrapping_sub(lo) < len {
                             next[v - lo]
                         } else {
                             prev[v]
                         };
                         sum += x.to_f64();
+                        j += 1;
                     }
                     let t = match teleport {
                         Teleport::Uniform(t) => *t,

@@ -261,21 +261,11 @@ const SUM_BLOCK: usize = 1024;
 /// How many edges ahead the pull asks for a contribution row.
 const PREFETCH_AHEAD: usize = 32;
 
-/// Asks the cache for `rows[at..at + K]` (every 64-byte line of it). A hint:
-/// nothing is read, and an `at` past the end is not touched.
+/// Asks the cache for every 64-byte line of `rows[at..at + K]`.
 #[inline(always)]
-#[allow(unsafe_code)]
 fn prefetch_row<const K: usize>(rows: &[f64], at: usize) {
-    if at + K > rows.len() {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
     for line in 0..(K * 8).div_ceil(64) {
-        let p = rows[at..].as_ptr().wrapping_add(line * 8);
-        // SAFETY: `_mm_prefetch` only hints the cache; it never faults and
-        // reads nothing, whatever the address (here inside `rows` anyway:
-        // at + K <= len, and the lines start within the row).
-        unsafe { std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0) }
+        plexus_engine::prefetch::prefetch(rows, at + line * 8);
     }
 }
 
