@@ -39,6 +39,7 @@ pub mod prefetch;
 pub mod program;
 pub mod progress;
 pub mod subset;
+pub mod team;
 
 pub use error::{AlgoError, VerifyError};
 

@@ -181,6 +181,12 @@ fn check_source(g: &Graph, source: VertexId) -> Result<(), AlgoError> {
 }
 
 /// Runs direction-optimising BFS in parallel on the current rayon pool.
+///
+/// Levels whose frontier has at most [`TEAM_MAX_WORK`] vertices + out-edges
+/// (and that push) run in [`small_levels`], a team of the pool's threads
+/// that stays together across levels (when no other team runs, see
+/// [`crate::team`]); the others run as supersteps of the in-memory
+/// executor. Depths are the same either way.
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     check_source(g, cfg.source)?;
     let opts = StepOptions {
@@ -188,12 +194,125 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         threshold: cfg.threshold,
         symmetric: false,
     };
-    let (depth, parent, iterations) = traverse(&InMemory::new(g), cfg.source, u32::MAX - 1, &opts);
+    let exec = InMemory::new(g);
+    let n = g.num_vertices();
+    let mut p = Program::new(n, cfg.source);
+    let mut frontier = VertexSubset::from_vertex(n, cfg.source);
+    let mut level = 0u32;
+    while !frontier.is_empty() {
+        let small = cfg.direction != Direction::Pull
+            && frontier.len() as u64 + frontier.out_degree_sum(g) <= TEAM_MAX_WORK;
+        if small {
+            if let Some(_team) = crate::team::exclusive() {
+                let ids = frontier.to_sorted_vec();
+                frontier = VertexSubset::from_distinct_ids(n, small_levels(g, &p, ids, &mut level));
+                continue;
+            }
+        }
+        level += 1;
+        p.set_level(level);
+        frontier = exec.superstep(&p, &frontier, &opts).next;
+    }
+    let (depth, parent) = p.into_parts();
     Ok(Output {
         depth,
         parent,
-        iterations,
+        iterations: level as usize,
     })
+}
+
+/// Most vertices + out-edges of a frontier that [`small_levels`] expands;
+/// above it a level is a superstep of the executor (which balances heavy
+/// vertices and may pull).
+pub const TEAM_MAX_WORK: u64 = 1 << 15;
+
+/// Vertices a team thread takes from the frontier at a time.
+const TEAM_GRAIN: usize = 64;
+
+/// Expands top-down levels from `frontier` (distinct ids, at depth
+/// `*level`) while each frontier stays within [`TEAM_MAX_WORK`]; returns
+/// the first frontier that does not (empty when the search is over), with
+/// `*level` its depth. Every thread of the pool runs the levels
+/// (`rayon::broadcast`) and meets the others at a [`SpinBarrier`] between
+/// them, so no level pays for waking sleeping workers. The calling thread
+/// gathers each next frontier and records progress.
+fn small_levels(g: &Graph, p: &Program, frontier: Vec<VertexId>, level: &mut u32) -> Vec<VertexId> {
+    use crate::team::SpinBarrier;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    use std::sync::{Mutex, RwLock};
+    let threads = rayon::current_num_threads();
+    let out = g.out();
+    let cur = RwLock::new(frontier);
+    let locals: Vec<Mutex<Vec<VertexId>>> = (0..threads).map(|_| Mutex::default()).collect();
+    let cursor = AtomicUsize::new(0);
+    let depth_now = AtomicU32::new(*level + 1);
+    let stop = AtomicBool::new(false);
+    let barrier = SpinBarrier::new(threads);
+    let driver = rayon::current_thread_index();
+    // The only panics here would be a bug; a poisoned buffer is still whole.
+    fn lock(m: &Mutex<Vec<VertexId>>) -> std::sync::MutexGuard<'_, Vec<VertexId>> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    crate::progress::superstep(cur.read().map_or(0, |f| f.len() as u64));
+    rayon::broadcast(|ctx| {
+        let me = ctx.index();
+        let leader = driver.map_or(me == 0, |d| d == me);
+        loop {
+            {
+                let f = cur.read().unwrap_or_else(|e| e.into_inner());
+                let d = depth_now.load(Ordering::Relaxed);
+                let mut local = lock(&locals[me]);
+                loop {
+                    let i = cursor.fetch_add(TEAM_GRAIN, Ordering::Relaxed);
+                    if i >= f.len() {
+                        break;
+                    }
+                    for &u in &f[i..(i + TEAM_GRAIN).min(f.len())] {
+                        for &v in out.neighbors(u) {
+                            let parent = &p.parent[v as usize];
+                            if parent.load(Ordering::Relaxed) == UNREACHED
+                                && parent
+                                    .compare_exchange(
+                                        UNREACHED,
+                                        u,
+                                        Ordering::Relaxed,
+                                        Ordering::Relaxed,
+                                    )
+                                    .is_ok()
+                            {
+                                p.depth[v as usize].store(d, Ordering::Relaxed);
+                                local.push(v);
+                            }
+                        }
+                    }
+                }
+            }
+            barrier.wait();
+            if leader {
+                let mut f = cur.write().unwrap_or_else(|e| e.into_inner());
+                f.clear();
+                for l in &locals {
+                    f.append(&mut lock(l));
+                }
+                let work: u64 =
+                    f.len() as u64 + f.iter().map(|&v| out.degree(v) as u64).sum::<u64>();
+                if f.is_empty() || work > TEAM_MAX_WORK {
+                    stop.store(true, Ordering::Relaxed);
+                } else {
+                    crate::progress::superstep(f.len() as u64);
+                    depth_now.fetch_add(1, Ordering::Relaxed);
+                    cursor.store(0, Ordering::Relaxed);
+                }
+            }
+            barrier.wait();
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+    });
+    // The levels expanded: the last one produced the returned frontier.
+    *level = depth_now.load(Ordering::Relaxed);
+    cur.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Plain sequential BFS with a FIFO queue; parents are the first discoverer.
@@ -404,6 +523,38 @@ mod tests {
         let mut bad = good;
         bad.iterations = 7;
         assert!(verify(&g, &c, &bad).is_err());
+    }
+
+    #[test]
+    fn small_levels_and_executor_levels_alternate_correctly() {
+        // A path 0..10, a hub (10) with more leaves than TEAM_MAX_WORK, and
+        // a path of 100 from the last leaf: team levels, then executor
+        // levels (the hub and its leaves), then team levels again.
+        let leaves = TEAM_MAX_WORK as u32 + 5000;
+        let mut edges: Vec<(VertexId, VertexId)> = (0..10).map(|v| (v, v + 1)).collect();
+        edges.extend((0..leaves).map(|i| (10, 11 + i)));
+        let last = 10 + leaves;
+        edges.extend((0..100).map(|i| (last + i, last + i + 1)));
+        let n = (last + 101) as usize;
+        for directed in [true, false] {
+            let opts = if directed {
+                BuildOptions::directed()
+            } else {
+                BuildOptions::undirected()
+            };
+            let g = Graph::from_edges(n, &edges, &opts).unwrap();
+            let want = reference(&g, &cfg(0, Direction::Auto)).unwrap();
+            assert_eq!(want.depth[n - 1], 111);
+            for t in THREADS {
+                for d in [Direction::Auto, Direction::Push] {
+                    let c = cfg(0, d);
+                    let got = with_threads(t, || run(&g, &c)).unwrap().unwrap();
+                    assert_eq!(got.depth, want.depth, "{t} threads, {d:?}");
+                    assert_eq!(got.iterations, want.iterations);
+                    verify(&g, &c, &got).unwrap();
+                }
+            }
+        }
     }
 
     proptest! {
