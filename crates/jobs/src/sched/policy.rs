@@ -19,8 +19,11 @@
 //!    (eq. 2, `Σ_ctxt BW + Σ_S BW(1) < limit`) passes.
 //! 4. *Iterative ascent* (§4.2.3) gives each `S_k` its threads: from one
 //!    thread each, one more thread goes to the unit whose profiled time
-//!    drops most (eq. 3), until the node's cores are used or one more thread
-//!    would oversubscribe its bandwidth. The `S_k` with the most work per
+//!    drops most (eq. 3, counted in QoS units: the drop times the unit's
+//!    jobs divided by its time with every core of the machine, so the
+//!    ascent lowers the summed QoS figure; the paper counts seconds), until
+//!    the node's cores are used or one more thread would oversubscribe its
+//!    bandwidth. The `S_k` with the most work per
 //!    second, `Σ T(Q,1)/T(Q,T(Q))`, is launched (ties: the larger set); see
 //!    docs/scheduler.md for why this and not eq. 5 selects the set.
 //! 5. *Look-ahead* (§4.2.4, optional): when `Gain(Q_LA) − Loss(ctxt)` (the
@@ -655,14 +658,22 @@ fn congra(
                 0.0
             }
         };
+        // Eq. 3's gain in QoS units: a second saved counts per job of the
+        // unit and relative to the unit's time with every core (the solo
+        // time QoS divides by), so a short job's second weighs more than a
+        // long one's (docs/scheduler.md, "Deviations").
+        let weight =
+            |c: &Cost, jobs: usize| -> f64 { jobs as f64 / c.seconds(m.cores() as f64).max(1e-12) };
         let item_of_unit = |u: &RunningUnit| Item {
             cost: u.cost,
             left: left(u),
+            weight: weight(&u.cost, u.jobs.len()),
             label: format!("unit #{}", u.id),
         };
         let item_of_cand = |c: usize| Item {
             cost: cands[c].cost,
             left: 1.0,
+            weight: weight(&cands[c].cost, cands[c].members.len()),
             label: names(s, &cands[c].members),
         };
         let mut best_k = 0usize;
@@ -909,15 +920,18 @@ struct Item {
     /// Share of the unit's work left, in [0, 1] (1 for a candidate): eq.
     /// 3's gain of one more thread is counted on the work left.
     left: f64,
+    /// What a second of the unit's time counts in the ascent: its jobs
+    /// divided by its time with every core of the machine, per second.
+    weight: f64,
     label: String,
 }
 
 /// Iterative ascent (CongraPlus §4.2.3) for `items` on a node with `cores`
 /// cores to share and `ctx_bw` bytes/s used by units that keep their
 /// threads: from one thread each, one more thread to the unit whose time
-/// (on its work left) drops most (eq. 3), until the cores are used, nothing
-/// gains, or the node's bandwidth would be exceeded. Returns the threads
-/// and why the ascent stopped.
+/// (on its work left, weighted by [`Item::weight`]) drops most (eq. 3),
+/// until the cores are used, nothing gains, or the node's bandwidth would
+/// be exceeded. Returns the threads and why the ascent stopped.
 fn ascent(
     items: &[Item],
     ctx_bw: f64,
@@ -926,7 +940,7 @@ fn ascent(
     node: usize,
 ) -> (Vec<usize>, String) {
     let mut threads = vec![1usize; items.len()];
-    let gain = |i: usize, t: usize| items[i].left * items[i].cost.gain(t);
+    let gain = |i: usize, t: usize| items[i].weight * items[i].left * items[i].cost.gain(t);
     loop {
         let used: usize = threads.iter().sum();
         if used >= cores {
@@ -1286,8 +1300,10 @@ mod tests {
     #[test]
     fn a_short_arrival_takes_a_core_from_a_unit_holding_every_core() {
         let m = Machine::model(1, 4, 1000.0);
-        // Amdahl with 10% serial: the 4th thread adds 0.58 of a job's work
-        // rate to the running unit, the new job at one thread adds 1.
+        // Amdahl with 10% serial: threads 3 and 4 add 1.26 jobs' work rate
+        // to the running unit, the new job at two threads adds 1.82; the
+        // ascent weighs the short job's seconds 40 times the long one's (in
+        // QoS units), so it takes two cores.
         let running = vec![unit(1, 4, cost(20.0, 0.1, 1.0), 5.0)];
         let q = vec![job(0, cost(0.5, 0.1, 0.1))];
         let st = SchedState {
@@ -1297,8 +1313,8 @@ mod tests {
             running: &running,
         };
         let d = decide(RESIZE, &st);
-        assert_eq!(resizes(&d), vec![(1, 3)], "{d:#?}");
-        assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
+        assert_eq!(resizes(&d), vec![(1, 2)], "{d:#?}");
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
         assert!(d[0].reason.contains("cores for j0"), "{}", d[0].reason);
         // Fixed threads: the job waits for a core.
         let d = decide(NOLA, &st);
