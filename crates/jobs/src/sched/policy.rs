@@ -598,19 +598,18 @@ fn congra(
                 refusal = Some((
                     c,
                     HoldCause::NoCore,
-                    format!(
-                        "no free core on node {node} ({} of {} busy{})",
-                        nc.threads.min(cores - free) + set.len(),
-                        cores,
-                        if movable.is_empty() {
-                            String::new()
-                        } else {
-                            format!(
-                                ", {} running at one thread each at least",
-                                plural(movable.len(), "unit")
-                            )
-                        }
-                    ),
+                    if movable.is_empty() {
+                        format!(
+                            "no free core on node {node} ({} of {cores} busy)",
+                            nc.threads + set.len()
+                        )
+                    } else {
+                        format!(
+                            "no free core on node {node} ({cores} cores: {fixed_threads} held by units that keep their threads, one each for {} that can shrink, {} launched now)",
+                            plural(movable.len(), "running unit"),
+                            set.len()
+                        )
+                    },
                 ));
                 break;
             }
@@ -885,6 +884,9 @@ fn congra(
             if bw > limit {
                 continue;
             }
+            // It was held above at this decision point: it starts instead.
+            let ids: Vec<usize> = cands[c].members.iter().map(|&i| s.queue[i].id).collect();
+            out.retain(|d| !matches!(&d.action, Action::Hold { job, .. } if ids.contains(job)));
             out.push(Decision {
                 at: s.now,
                 action: Action::Launch {
@@ -1211,6 +1213,12 @@ mod tests {
         let d = decide(by, &st);
         assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
         assert!(d.iter().any(|x| x.reason.contains("short-job bypass")));
+        // Not held and launched at one decision point.
+        assert!(
+            !d.iter()
+                .any(|x| matches!(x.action, Action::Hold { job: 0, .. })),
+            "{d:#?}"
+        );
         assert!(launches(&decide(NOLA, &st)).is_empty());
         // Already oversubscribed: no second bypass.
         let mut two = running.clone();
