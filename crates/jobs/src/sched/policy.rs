@@ -675,12 +675,8 @@ fn congra(
             weight: weight(&cands[c].cost, cands[c].members.len()),
             label: names(s, &cands[c].members),
         };
-        let mut best_k = 0usize;
-        let mut best_score = f64::NEG_INFINITY;
-        let mut threads = Vec::new();
-        let mut stop = String::new();
-        let mut scores = Vec::new();
         let k0 = usize::from(movable.is_empty());
+        let mut options: Vec<(f64, Vec<usize>, String)> = Vec::new();
         for k in k0..=set.len() {
             let items: Vec<Item> = movable
                 .iter()
@@ -693,14 +689,17 @@ fn congra(
                 .zip(&t)
                 .map(|(it, &ti)| it.cost.speedup(ti as f64))
                 .sum();
-            scores.push(format!("{score:.2}"));
-            if score >= best_score - 1e-9 {
-                best_score = score;
-                best_k = k;
-                threads = t;
-                stop = why;
-            }
+            options.push((score, t, why));
         }
+        let top = options
+            .iter()
+            .map(|o| o.0)
+            .fold(f64::NEG_INFINITY, f64::max);
+        // The largest set with the best work rate.
+        let pick = options.iter().rposition(|o| o.0 >= top - 1e-9).unwrap_or(0);
+        let scores: Vec<String> = options.iter().map(|o| format!("{:.2}", o.0)).collect();
+        let best_k = k0 + pick;
+        let (_, threads, stop) = options.swap_remove(pick);
         if best_k < set.len() {
             let c = set[best_k];
             refusal = Some((
@@ -932,8 +931,10 @@ struct Item {
 /// cores to share and `ctx_bw` bytes/s used by units that keep their
 /// threads: from one thread each, one more thread to the unit whose time
 /// (on its work left, weighted by [`Item::weight`]) drops most (eq. 3),
-/// until the cores are used, nothing gains, or the node's bandwidth would
-/// be exceeded. Returns the threads and why the ascent stopped.
+/// until the cores are used or nothing gains; a unit whose next thread
+/// would exceed the node's bandwidth stops ascending (the step is not
+/// taken) while the others go on. Returns the threads and why the ascent
+/// stopped.
 fn ascent(
     items: &[Item],
     ctx_bw: f64,
@@ -942,6 +943,11 @@ fn ascent(
     node: usize,
 ) -> (Vec<usize>, String) {
     let mut threads = vec![1usize; items.len()];
+    // Units whose next thread would oversubscribe the bandwidth: they stop
+    // ascending, the others go on (a unit that adds less traffic per
+    // thread may still take a core).
+    let mut capped = vec![false; items.len()];
+    let mut refused: Option<String> = None;
     let gain = |i: usize, t: usize| items[i].weight * items[i].left * items[i].cost.gain(t);
     loop {
         let used: usize = threads.iter().sum();
@@ -951,13 +957,19 @@ fn ascent(
                 format!("all {} free on node {node} used", plural(cores, "core")),
             );
         }
-        let Some(best) =
-            (0..items.len()).max_by(|&a, &b| gain(a, threads[a]).total_cmp(&gain(b, threads[b])))
+        let Some(best) = (0..items.len())
+            .filter(|&i| !capped[i])
+            .max_by(|&a, &b| gain(a, threads[a]).total_cmp(&gain(b, threads[b])))
         else {
-            return (threads, "nothing to ascend".into());
+            let why = refused.unwrap_or_else(|| "nothing to ascend".into());
+            return (threads, why);
         };
         if gain(best, threads[best]) <= 0.0 {
-            return (threads, "no unit gains from one more thread".into());
+            let why = match refused {
+                Some(r) => format!("{r}; no other unit gains from one more thread"),
+                None => "no unit gains from one more thread".into(),
+            };
+            return (threads, why);
         }
         let trial: f64 = ctx_bw
             + items
@@ -970,13 +982,16 @@ fn ascent(
                 })
                 .sum::<f64>();
         if trial > limit {
-            let why = format!(
-                "+1 thread on {} would need {} of {} GB/s",
-                items[best].label,
-                gbs(trial),
-                gbs(limit)
-            );
-            return (threads, why);
+            refused.get_or_insert_with(|| {
+                format!(
+                    "+1 thread on {} would need {} of {} GB/s",
+                    items[best].label,
+                    gbs(trial),
+                    gbs(limit)
+                )
+            });
+            capped[best] = true;
+            continue;
         }
         threads[best] += 1;
     }
