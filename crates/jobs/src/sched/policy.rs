@@ -22,8 +22,9 @@
 //!    drops most (eq. 3, counted in QoS units: the drop times the unit's
 //!    jobs divided by its time with every core of the machine, so the
 //!    ascent lowers the summed QoS figure; the paper counts seconds), until
-//!    the node's cores are used or one more thread would oversubscribe its
-//!    bandwidth. The `S_k` with the most work per
+//!    the node's cores are used or nothing gains; a unit whose next thread
+//!    would oversubscribe the node's bandwidth stops ascending, the others
+//!    go on. The `S_k` with the most work per
 //!    second, `Σ T(Q,1)/T(Q,T(Q))`, is launched (ties: the larger set); see
 //!    docs/scheduler.md for why this and not eq. 5 selects the set.
 //! 5. *Look-ahead* (§4.2.4, optional): when `Gain(Q_LA) − Loss(ctxt)` (the
