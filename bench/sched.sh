@@ -8,8 +8,11 @@
 # Prints one table per graph; JSON reports are kept under bench/out/sched/.
 #
 #   bench/sched.sh [GRAPH...] [--jobs "16 32"] [--seed S] [--load L]
-#                  [--reps R] [--data-dir DIR] [--no-chrt]
+#                  [--reps R] [--data-dir DIR] [--no-chrt] [--sim-only]
+#                  [--policies "congra congra-fixed congra-nobypass all fifo"]
 #
+# --sim-only: no batch runs (nothing timed here except a missing profile,
+# made once with `plexus profile`); prints the simulated columns only.
 # Each batch runs R times (default 3) under `chrt -r 50` (round-robin real
 # time: less noise from other work; SCHED_FIFO would stop the `all` policy's
 # threads from time-sharing); the run of median throughput is reported.
@@ -32,6 +35,8 @@ load=1
 data_dir=plexus-data
 chrt_cmd=(chrt -r 50)
 reps=3
+sim_only=0
+policies="congra congra-fixed congra-nobypass all fifo"
 while [ $# -gt 0 ]; do
     case "$1" in
         --jobs) counts="$2"; shift 2 ;;
@@ -40,7 +45,9 @@ while [ $# -gt 0 ]; do
         --reps) reps="$2"; shift 2 ;;
         --data-dir) data_dir="$2"; shift 2 ;;
         --no-chrt) chrt_cmd=(); shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --sim-only) sim_only=1; shift ;;
+        --policies) policies="$2"; shift 2 ;;
+        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) graphs+=("$1"); shift ;;
     esac
@@ -74,10 +81,11 @@ ensure_graph() {
 }
 
 [ -f "$data_dir/machine.json" ] || "${plexus[@]}" probe --array-mib 256 --repetitions 3 >/dev/null
-policies="congra congra-nobypass all fifo"
+sim_policies=$(echo $policies | tr ' ' ',')
 echo "machine: $(nproc) cores, $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l) NUMA node(s), triad $(jq .triad_gbs "$data_dir/machine.json") GB/s; $(date -u +%Y-%m-%dT%H:%MZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
 for g in "${graphs[@]}"; do
     ensure_graph "$g" || continue
+    # Reuses a profile that is up to date (a fresh one is made otherwise).
     "${chrt_cmd[@]}" "${plexus[@]}" -q profile "$g" --runs 3 > "$out/$g-profile.txt" 2>&1
     prof="$data_dir/$g/profile.json"
     # Mean solo time at every core over the algorithms the mix uses.
@@ -86,15 +94,32 @@ for g in "${graphs[@]}"; do
     lambda_model=$(awk -v x="$lambda" 'BEGIN { printf "%.4f", x * 8 }')
     echo
     echo "graph $g: mean solo time $(printf '%.3f' "$mean") s, λ = $lambda jobs/s here, $lambda_model jobs/s on the modelled 16-core machine, seed $seed"
-    printf '%4s %-15s | %10s %7s %7s | %10s %7s | %10s %7s %7s\n' \
-        jobs policy "meas j/h" "QoS50" "QoS95" "sim j/h" "err%" "2s16 j/h" "QoS50" "QoS95"
+    if [ "$sim_only" = 1 ]; then
+        printf '%4s %-21s | %10s %7s %7s | %10s %7s %7s %7s\n' \
+            jobs policy "sim j/h" "QoS50" "QoS95" "2s16 j/h" "QoS50" "QoS95" "÷naive"
+    else
+        printf '%4s %-15s | %10s %7s %7s | %10s %7s | %10s %7s %7s\n' \
+            jobs policy "meas j/h" "QoS50" "QoS95" "sim j/h" "err%" "2s16 j/h" "QoS50" "QoS95"
+    fi
     for n in $counts; do
         jobs="$out/$g-$n.toml"
         jobs_model="$out/$g-$n-model.toml"
         "${plexus[@]}" mix --graph "$g" --jobs "$n" --seed "$seed" --poisson "$lambda" > "$jobs"
         "${plexus[@]}" mix --graph "$g" --jobs "$n" --seed "$seed" --poisson "$lambda_model" > "$jobs_model"
-        "${plexus[@]}" simulate "$jobs" --machine bench/machines/this.toml --json > "$out/$g-$n-sim-this.json"
-        "${plexus[@]}" simulate "$jobs_model" --machine bench/machines/two-socket-16.toml --json > "$out/$g-$n-sim-2s16.json"
+        "${plexus[@]}" simulate "$jobs" --machine bench/machines/this.toml --policies "$sim_policies" --json > "$out/$g-$n-sim-this.json"
+        "${plexus[@]}" simulate "$jobs_model" --machine bench/machines/two-socket-16.toml --policies "$sim_policies" --json > "$out/$g-$n-sim-2s16.json"
+        if [ "$sim_only" = 1 ]; then
+            # ÷naive: the policy's modelled throughput over the better of all and fifo.
+            naive=$(jq '[.policies.all.throughput_jobs_per_hour // 0, .policies.fifo.throughput_jobs_per_hour // 0] | max' "$out/$g-$n-sim-2s16.json")
+            for p in $policies; do
+                read -r st s50 s95 < <(jq -r --arg p "$p" '.policies[$p] | [.throughput_jobs_per_hour, .qos_p50, .qos_p95] | map(tostring) | join(" ")' "$out/$g-$n-sim-this.json")
+                read -r xt x50 x95 < <(jq -r --arg p "$p" '.policies[$p] | [.throughput_jobs_per_hour, .qos_p50, .qos_p95] | map(tostring) | join(" ")' "$out/$g-$n-sim-2s16.json")
+                ratio=$(awk -v x="$xt" -v n="$naive" 'BEGIN { printf "%.2f", (n > 0 ? x / n : 0) }')
+                printf '%4s %-21s | %10.0f %7.2f %7.2f | %10.0f %7.2f %7.2f %7s\n' \
+                    "$n" "$p" "$st" "$s50" "$s95" "$xt" "$x50" "$x95" "$ratio"
+            done
+            continue
+        fi
         for p in $policies; do
             for r in $(seq 1 "$reps"); do
                 rep="$out/$g-$n-$p-run$r.json"

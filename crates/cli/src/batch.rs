@@ -76,8 +76,11 @@ pub struct BatchArgs {
     /// Schedule the stream by a policy instead of one manager in --mode:
     /// fifo (one job at a time, all cores), all (every job on arrival with
     /// all cores), congra (CongraPlus: bandwidth-aware admission, iterative
-    /// ascent of threads, scan groups, NUMA pinning, look-ahead) or
-    /// congra-nola (without look-ahead). With --scheduler, --mode is ignored:
+    /// ascent of threads, scan groups, NUMA pinning, look-ahead, short-job
+    /// bypass, re-allocation of running units' threads) or a variant without
+    /// some of these: congra-nola, congra-nobypass, congra-plain (neither),
+    /// each also with -fixed (threads fixed for a unit's life, as in the
+    /// paper; e.g. congra-fixed). With --scheduler, --mode is ignored:
     /// each launched unit runs in a manager of its own (sequential for one
     /// job, shared for a scan group). Needs profiles (`plexus profile`;
     /// made on first use).

@@ -12,6 +12,7 @@
 //! bandwidth_gbs_per_node = 40.0  # STREAM triad of one node, GB/s
 //! remote_factor = 1.5            # optional (default 1.5)
 //! oversubscription_penalty = 0.05 # optional (default: calibrated value)
+//! resize_seconds = 0.001         # optional: stall of a resized unit (default 1 ms)
 //! description = "..."            # optional
 //! ```
 use std::collections::HashMap;
@@ -36,7 +37,9 @@ pub struct SimulateArgs {
     /// The machine model (TOML with a [machine] table).
     #[arg(long)]
     pub machine: PathBuf,
-    /// Policies to replay, comma-separated (congra, congra-nola, all, fifo).
+    /// Policies to replay, comma-separated (fifo, all, congra and its
+    /// variants congra-fixed, congra-nola, congra-nobypass, congra-plain, …;
+    /// see `plexus batch --help`).
     #[arg(long, value_delimiter = ',', default_values_t = Policy::ALL.map(|p| p.name().to_string()))]
     pub policies: Vec<String>,
     /// Print one JSON object (`policies` keyed by name).
@@ -64,6 +67,7 @@ struct MachineEntry {
     bandwidth_gbs_per_node: f64,
     remote_factor: Option<f64>,
     oversubscription_penalty: Option<f64>,
+    resize_seconds: Option<f64>,
     #[allow(dead_code)]
     description: Option<String>,
 }
@@ -112,6 +116,14 @@ pub fn parse_machine(path: &str, text: &str) -> anyhow::Result<Machine> {
             )));
         }
         m.oversubscription_penalty = p;
+    }
+    if let Some(r) = e.resize_seconds {
+        if !(r >= 0.0 && r.is_finite()) {
+            return Err(fail(format!(
+                "resize_seconds must be a number >= 0, got {r}"
+            )));
+        }
+        m.resize_seconds = r;
     }
     Ok(m)
 }
@@ -207,22 +219,23 @@ pub fn simulate(ctx: &Ctx, a: SimulateArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "simulated {} jobs on {} node(s) × {} cores, {:.1} GB/s per node (remote factor {}, oversubscription penalty {})",
+        "simulated {} jobs on {} node(s) × {} cores, {:.1} GB/s per node (remote factor {}, oversubscription penalty {}, resize stall {} s)",
         planned.len(),
         machine.nodes,
         machine.cores_per_node,
         machine.bandwidth_gbs_per_node,
         machine.remote_factor,
-        machine.oversubscription_penalty
+        machine.oversubscription_penalty,
+        machine.resize_seconds
     );
     println!(
-        "{:<12} {:>14} {:>12} {:>9} {:>9}",
+        "{:<16} {:>14} {:>12} {:>9} {:>9}",
         "policy", "jobs/hour", "makespan s", "QoS p50", "QoS p95"
     );
     let f = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
     for r in &reports {
         println!(
-            "{:<12} {:>14.0} {:>12.3} {:>9} {:>9}",
+            "{:<16} {:>14.0} {:>12.3} {:>9} {:>9}",
             r.policy,
             r.throughput_jobs_per_hour,
             r.makespan_seconds,

@@ -138,7 +138,14 @@ struct Queue {
 
 struct Inner {
     cfg: ManagerConfig,
-    pool: rayon::ThreadPool,
+    /// The pool supersteps run on; replaced at a superstep boundary when
+    /// [`JobManager::set_threads`] asked for another size.
+    pool: Mutex<Arc<rayon::ThreadPool>>,
+    /// A pool size (threads, CPUs to pin to) to switch to at the next
+    /// superstep boundary.
+    resize: Mutex<Option<(usize, Option<Vec<usize>>)>>,
+    /// Pools built by resizes.
+    resizes: AtomicU64,
     llc: Llc,
     queue: Mutex<Queue>,
     wake: Condvar,
@@ -164,22 +171,13 @@ impl JobManager {
     /// A manager with its own thread pool; detects the LLC now (about a
     /// third of a second) unless `cfg.llc_bytes` is given.
     pub fn new(cfg: ManagerConfig) -> Result<Self, JobError> {
-        let cpus = cfg.cpus.clone();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(cfg.threads)
-            .thread_name(|i| format!("plexus-scan-{i}"))
-            .start_handler(move |_| {
-                if let Some(c) = &cpus {
-                    // Best effort: an unpinned thread still computes the same.
-                    let _ = crate::sched::numa::pin_current_thread(c);
-                }
-            })
-            .build()
-            .map_err(|e| JobError::Threads(e.to_string()))?;
+        let pool = build_pool(cfg.threads, cfg.cpus.clone())?;
         let llc = detect_llc(cfg.llc_bytes);
         let inner = Arc::new(Inner {
             cfg,
-            pool,
+            pool: Mutex::new(Arc::new(pool)),
+            resize: Mutex::new(None),
+            resizes: AtomicU64::new(0),
             llc,
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
@@ -217,9 +215,27 @@ impl JobManager {
         self.inner.cfg.mode
     }
 
-    /// Threads in the manager's pool.
+    /// Threads in the manager's pool now (a resize asked for by
+    /// [`JobManager::set_threads`] shows once a superstep boundary applied it).
     pub fn threads(&self) -> usize {
-        self.inner.pool.current_num_threads()
+        lock(&self.inner.pool).current_num_threads()
+    }
+
+    /// Runs the manager's supersteps on `threads` threads (0: all cores)
+    /// pinned to `cpus` (`None`: not pinned) from its next superstep
+    /// boundary on: the boundary builds a new pool and the old one ends
+    /// when its last superstep returns. Results do not change (the chunked
+    /// executor's results do not depend on the thread count); the cost is
+    /// the pool's start, about 0.1 ms per thread. A later call before the
+    /// boundary replaces an earlier one. When the new pool cannot be built
+    /// (threads refused by the OS) the old one is kept.
+    pub fn set_threads(&self, threads: usize, cpus: Option<Vec<usize>>) {
+        *lock(&self.inner.resize) = Some((threads, cpus));
+    }
+
+    /// Pools built by [`JobManager::set_threads`] so far.
+    pub fn resizes(&self) -> u64 {
+        self.inner.resizes.load(Ordering::Relaxed)
     }
 
     /// Submits a job on `snapshot` (pinned for the job's life). A job whose
@@ -335,7 +351,37 @@ impl Drop for JobManager {
     }
 }
 
+/// A rayon pool of `threads` threads (0: all cores) whose threads pin
+/// themselves to `cpus` when given.
+fn build_pool(threads: usize, cpus: Option<Vec<usize>>) -> Result<rayon::ThreadPool, JobError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("plexus-scan-{i}"))
+        .start_handler(move |_| {
+            if let Some(c) = &cpus {
+                // Best effort: an unpinned thread still computes the same.
+                let _ = crate::sched::numa::pin_current_thread(c);
+            }
+        })
+        .build()
+        .map_err(|e| JobError::Threads(e.to_string()))
+}
+
 impl Inner {
+    /// The pool for the next superstep: a resize asked for since the last
+    /// boundary is applied now (a new pool; the old one ends when the last
+    /// superstep holding it returns).
+    fn pool(&self) -> Arc<rayon::ThreadPool> {
+        let pending = lock(&self.resize).take();
+        if let Some((threads, cpus)) = pending {
+            if let Ok(p) = build_pool(threads, cpus) {
+                *lock(&self.pool) = Arc::new(p);
+                self.resizes.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Arc::clone(&lock(&self.pool))
+    }
+
     fn state_now(&self) -> u64 {
         lock(&self.all).iter().map(|j| j.state_bytes()).sum()
     }
@@ -347,9 +393,8 @@ impl Inner {
 
     /// The chunk table for a pass over `g` by tasks holding `state` bytes
     /// of per-vertex state (the largest task's, GraphM's `|V| · U_v`).
-    fn table(&self, g: &Graph, state: u64) -> ScanTable {
+    fn table(&self, g: &Graph, state: u64, threads: usize) -> ScanTable {
         let n = g.num_vertices().max(1) as u64;
-        let threads = self.pool.current_num_threads();
         let target = chunk_bytes(
             self.llc.bytes,
             threads,
@@ -369,11 +414,10 @@ impl Inner {
         g: &Graph,
         tasks: Vec<Box<dyn ScanTask>>,
     ) -> (Vec<Box<dyn ScanTask>>, Vec<Arc<JobShared>>) {
+        let pool = self.pool();
         let state = tasks.iter().map(|t| t.state_bytes()).max().unwrap_or(0);
-        let table = self.table(g, state);
-        let outcomes = self
-            .pool
-            .install(|| step_all(g, &table, tasks, &self.counters));
+        let table = self.table(g, state, pool.current_num_threads());
+        let outcomes = pool.install(|| step_all(g, &table, tasks, &self.counters));
         let mut running = Vec::new();
         let mut restart = Vec::new();
         for o in outcomes {

@@ -23,6 +23,12 @@ pub const DEFAULT_REMOTE_FACTOR: f64 = 1.5;
 /// time sharing alone predicts equal, so no penalty is supported and `π = 0`
 /// (docs/scheduler.md, "Calibration"); a machine file may set another value.
 pub const DEFAULT_OVERSUBSCRIPTION_PENALTY: f64 = 0.0;
+/// Seconds a re-allocated unit stalls while its new pool starts (the
+/// simulator's cost of a resize on top of the wait for the unit's next
+/// superstep boundary): starting and pinning a rayon pool of 2–8 threads
+/// took 0.1–0.5 ms here (`manager`'s resize test prints it); 1 ms is
+/// charged to cover cold caches on the moved threads.
+pub const DEFAULT_RESIZE_SECONDS: f64 = 0.001;
 /// Serial fraction assumed when a profile has a single thread count.
 pub const DEFAULT_SERIAL_FRACTION: f64 = 0.1;
 /// Measured thread counts a [`Cost`] keeps (more are used for the fit only).
@@ -41,6 +47,10 @@ pub struct Machine {
     pub remote_factor: f64,
     /// Simulator only: see [`DEFAULT_OVERSUBSCRIPTION_PENALTY`].
     pub oversubscription_penalty: f64,
+    /// Seconds a resized unit stalls ([`DEFAULT_RESIZE_SECONDS`]); the
+    /// decision core re-allocates only units whose remaining run is long
+    /// against it (see `policy`).
+    pub resize_seconds: f64,
     /// CPU ids of each node (`cpus.len() == nodes` on a real machine; empty
     /// in a model, where nothing is pinned).
     pub cpus: Vec<Vec<usize>>,
@@ -55,6 +65,7 @@ impl Machine {
             bandwidth_gbs_per_node,
             remote_factor: DEFAULT_REMOTE_FACTOR,
             oversubscription_penalty: DEFAULT_OVERSUBSCRIPTION_PENALTY,
+            resize_seconds: DEFAULT_RESIZE_SECONDS,
             cpus: Vec::new(),
         }
     }
@@ -85,6 +96,9 @@ pub struct Cost {
     pub measured: [f64; MAX_MEASURED_THREADS],
     /// How many of `measured` hold times (0: the Amdahl curve alone).
     pub measured_threads: usize,
+    /// Supersteps per run (0: unknown); a unit's threads change only at a
+    /// superstep boundary, on average half a superstep after it is asked.
+    pub supersteps: f64,
 }
 
 impl Cost {
@@ -102,6 +116,17 @@ impl Cost {
             state_bytes,
             measured: [0.0; MAX_MEASURED_THREADS],
             measured_threads: 0,
+            supersteps: 0.0,
+        }
+    }
+
+    /// Seconds of one superstep at `t` threads (`T(t) / supersteps`; 0 when
+    /// the supersteps are unknown).
+    pub fn superstep_seconds(&self, t: f64) -> f64 {
+        if self.supersteps > 0.0 {
+            self.seconds(t) / self.supersteps
+        } else {
+            0.0
         }
     }
 
@@ -209,7 +234,8 @@ impl Cost {
         self.seconds(t as f64) - self.seconds(t as f64 + 1.0)
     }
 
-    /// Every figure multiplied by `k` (a job with `k` times the iterations).
+    /// Every figure multiplied by `k` (a job with `k` times the iterations,
+    /// so `k` times the supersteps too).
     pub fn scaled(&self, k: f64) -> Cost {
         let mut c = *self;
         c.serial_seconds *= k;
@@ -217,6 +243,7 @@ impl Cost {
         c.topology_bytes *= k;
         c.state_bytes *= k;
         c.measured.iter_mut().for_each(|x| *x *= k);
+        c.supersteps *= k;
         c
     }
 
@@ -232,7 +259,8 @@ impl Cost {
 
     /// The cost of the jobs `costs` fused into one shared scan: topology
     /// read once (the largest), states summed; time grows with bytes
-    /// (`T ∝ bytes` from the largest job). `None` when `costs` is empty.
+    /// (`T ∝ bytes` from the largest job); supersteps: the most of any job
+    /// (the group runs until its longest job ends). `None` when `costs` is empty.
     pub fn fused(costs: &[Cost]) -> Option<Cost> {
         let big = costs
             .iter()
@@ -248,6 +276,7 @@ impl Cost {
         let mut c = big.scaled(k);
         c.topology_bytes = topology;
         c.state_bytes = state;
+        c.supersteps = costs.iter().map(|c| c.supersteps).fold(0.0, f64::max);
         Some(c)
     }
 }

@@ -19,8 +19,12 @@
 //!    (eq. 2, `Σ_ctxt BW + Σ_S BW(1) < limit`) passes.
 //! 4. *Iterative ascent* (§4.2.3) gives each `S_k` its threads: from one
 //!    thread each, one more thread goes to the unit whose profiled time
-//!    drops most (eq. 3), until the node's cores are used or one more thread
-//!    would oversubscribe its bandwidth. The `S_k` with the most work per
+//!    drops most (eq. 3, counted in QoS units: the drop times the unit's
+//!    jobs divided by its time with every core of the machine, so the
+//!    ascent lowers the summed QoS figure; the paper counts seconds), until
+//!    the node's cores are used or nothing gains; a unit whose next thread
+//!    would oversubscribe the node's bandwidth stops ascending, the others
+//!    go on. The `S_k` with the most work per
 //!    second, `Σ T(Q,1)/T(Q,T(Q))`, is launched (ties: the larger set); see
 //!    docs/scheduler.md for why this and not eq. 5 selects the set.
 //! 5. *Look-ahead* (§4.2.4, optional): when `Gain(Q_LA) − Loss(ctxt)` (the
@@ -35,12 +39,30 @@
 //!    `(k + 2)·T_alone < R` (k running jobs on the node, R the shortest
 //!    remaining run): the summed response time drops, and tiny jobs do not
 //!    wait for long ones.
+//! 7. *Re-allocation* (Plexus's addition, optional; the paper fixes a
+//!    query's threads at launch): the node's running units that can be
+//!    resized (shared-scan managers, whose pools change at a superstep
+//!    boundary) and whose remaining run is long against a resize's cost
+//!    enter steps 3–4 with the candidates: each counts as holding one core
+//!    (so a new job is admitted while a core can be taken from them), and
+//!    the ascent gives threads to them and to the new units together, a
+//!    running unit's eq. 3 gain weighted by its share of work left. Units
+//!    whose threads change get [`Action::Resize`]; with an empty queue the
+//!    running units grow into released cores.
 //!
 //! `fifo` runs one job at a time with all cores; `all` starts every job on
 //! arrival with all cores (the OS time-shares them).
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::model::{Cost, Machine};
+
+/// A running unit is re-allocated only when its remaining run is at least
+/// this many times what a resize costs it (half a superstep's wait for the
+/// boundary plus [`Machine::resize_seconds`]): a unit about to end keeps its
+/// threads.
+pub const RESIZE_MIN_REMAINING_FACTOR: f64 = 4.0;
 
 /// A scheduling policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,34 +71,57 @@ pub enum Policy {
     Fifo,
     /// Every job started on arrival with every core (oversubscribed).
     All,
-    /// CongraPlus; `look_ahead` enables §4.2.4's look-ahead and
-    /// `short_job_bypass` Plexus's bypass for short jobs (see [`decide`]).
+    /// CongraPlus; `look_ahead` enables §4.2.4's look-ahead,
+    /// `short_job_bypass` Plexus's bypass for short jobs and `resize`
+    /// Plexus's re-allocation of running units' threads (see [`decide`]).
     Congra {
         look_ahead: bool,
         short_job_bypass: bool,
+        resize: bool,
     },
 }
 
+/// The names of the `congra` variants, indexed by `(look_ahead,
+/// short_job_bypass, resize)` as bits 2, 1, 0 inverted (0: everything on).
+const CONGRA_NAMES: [&str; 8] = [
+    "congra",
+    "congra-fixed",
+    "congra-nobypass",
+    "congra-nobypass-fixed",
+    "congra-nola",
+    "congra-nola-fixed",
+    "congra-plain",
+    "congra-plain-fixed",
+];
+
 impl Policy {
-    /// Every policy, in report order.
-    pub const ALL: [Policy; 5] = [
+    /// The policies `plexus simulate` replays by default, in report order.
+    pub const ALL: [Policy; 6] = [
         Policy::CONGRA,
+        Policy::Congra {
+            look_ahead: true,
+            short_job_bypass: true,
+            resize: false,
+        },
         Policy::Congra {
             look_ahead: false,
             short_job_bypass: true,
+            resize: true,
         },
         Policy::Congra {
             look_ahead: true,
             short_job_bypass: false,
+            resize: true,
         },
         Policy::All,
         Policy::Fifo,
     ];
 
-    /// `congra`: look-ahead and short-job bypass on.
+    /// `congra`: look-ahead, short-job bypass and re-allocation on.
     pub const CONGRA: Policy = Policy::Congra {
         look_ahead: true,
         short_job_bypass: true,
+        resize: true,
     };
 
     /// The policy's name on the command line and in reports.
@@ -85,21 +130,15 @@ impl Policy {
             Policy::Fifo => "fifo",
             Policy::All => "all",
             Policy::Congra {
-                look_ahead: true,
-                short_job_bypass: true,
-            } => "congra",
-            Policy::Congra {
-                look_ahead: false,
-                short_job_bypass: true,
-            } => "congra-nola",
-            Policy::Congra {
-                look_ahead: true,
-                short_job_bypass: false,
-            } => "congra-nobypass",
-            Policy::Congra {
-                look_ahead: false,
-                short_job_bypass: false,
-            } => "congra-plain",
+                look_ahead,
+                short_job_bypass,
+                resize,
+            } => {
+                let i = usize::from(!look_ahead) << 2
+                    | usize::from(!short_job_bypass) << 1
+                    | usize::from(!resize);
+                CONGRA_NAMES[i]
+            }
         }
     }
 }
@@ -108,23 +147,19 @@ impl std::str::FromStr for Policy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "fifo" => Ok(Policy::Fifo),
-            "all" => Ok(Policy::All),
-            "congra" => Ok(Policy::CONGRA),
-            "congra-nola" => Ok(Policy::Congra {
-                look_ahead: false,
-                short_job_bypass: true,
+            "fifo" => return Ok(Policy::Fifo),
+            "all" => return Ok(Policy::All),
+            _ => {}
+        }
+        match CONGRA_NAMES.iter().position(|n| *n == s) {
+            Some(i) => Ok(Policy::Congra {
+                look_ahead: i & 4 == 0,
+                short_job_bypass: i & 2 == 0,
+                resize: i & 1 == 0,
             }),
-            "congra-nobypass" => Ok(Policy::Congra {
-                look_ahead: true,
-                short_job_bypass: false,
-            }),
-            "congra-plain" => Ok(Policy::Congra {
-                look_ahead: false,
-                short_job_bypass: false,
-            }),
-            _ => Err(format!(
-                "unknown scheduler '{s}' (expected fifo, all, congra, congra-nola, congra-nobypass or congra-plain)"
+            None => Err(format!(
+                "unknown scheduler '{s}' (expected fifo, all or one of {})",
+                CONGRA_NAMES.join(", ")
             )),
         }
     }
@@ -159,7 +194,7 @@ pub struct RunningUnit {
     pub id: usize,
     /// Its node, or `None` when its threads span every node.
     pub node: Option<usize>,
-    /// Its threads.
+    /// Its threads (after a resize already decided, the new count).
     pub threads: usize,
     /// The jobs it runs (callers' numbers).
     pub jobs: Vec<usize>,
@@ -169,6 +204,9 @@ pub struct RunningUnit {
     pub group: Option<String>,
     /// Estimated seconds until it ends.
     pub remaining_seconds: f64,
+    /// Whether its threads can change while it runs (a [`Action::Resize`]
+    /// applied at its next superstep boundary).
+    pub resizable: bool,
 }
 
 /// What the scheduler sees.
@@ -184,6 +222,20 @@ pub struct SchedState<'a> {
     pub running: &'a [RunningUnit],
 }
 
+/// Why a job is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HoldCause {
+    /// No free core on its node for it at one thread.
+    NoCore,
+    /// Launching it would oversubscribe its node's bandwidth (eq. 2).
+    Contention,
+    /// The node's running units do more work per second with its cores.
+    WorkRate,
+    /// The node's free cores are held for a heavier job (§4.2.4).
+    LookAhead,
+}
+
 /// What to do.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "action", rename_all = "lowercase")]
@@ -197,8 +249,15 @@ pub enum Action {
     },
     /// Add `job` to the running shared-scan unit `unit` at its next superstep boundary.
     Join { unit: usize, job: usize },
+    /// Run the running unit `unit` on `threads` threads (of its node) from
+    /// its next superstep boundary on.
+    Resize { unit: usize, threads: usize },
     /// Keep `job` (and the node's resources) waiting.
-    Hold { job: usize },
+    Hold {
+        job: usize,
+        node: usize,
+        cause: HoldCause,
+    },
 }
 
 /// One decision with its reason.
@@ -219,6 +278,46 @@ impl std::fmt::Display for Decision {
     }
 }
 
+/// The decisions of a run as `--explain` shows them: a hold repeated at
+/// later decision points (same job, node and cause) is kept once, until
+/// its cause changes or the job starts.
+#[derive(Clone, Debug, Default)]
+pub struct DecisionLog {
+    decisions: Vec<Decision>,
+    held: HashMap<usize, (usize, HoldCause)>,
+}
+
+impl DecisionLog {
+    /// Records `ds` (one decision point's decisions) and returns those kept.
+    pub fn record(&mut self, ds: &[Decision]) -> Vec<Decision> {
+        let mut kept = Vec::new();
+        for d in ds {
+            match &d.action {
+                Action::Hold { job, node, cause } => {
+                    if self.held.insert(*job, (*node, *cause)) == Some((*node, *cause)) {
+                        continue;
+                    }
+                }
+                Action::Launch { jobs, .. } => jobs.iter().for_each(|j| {
+                    self.held.remove(j);
+                }),
+                Action::Join { job, .. } => {
+                    self.held.remove(job);
+                }
+                Action::Resize { .. } => {}
+            }
+            kept.push(d.clone());
+        }
+        self.decisions.extend(kept.iter().cloned());
+        kept
+    }
+
+    /// Every decision kept so far.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+}
+
 fn gbs(bytes_per_second: f64) -> String {
     format!("{:.2}", bytes_per_second / 1e9)
 }
@@ -232,7 +331,8 @@ fn plural(n: usize, one: &str) -> String {
 }
 
 /// The decisions for `state` under `policy`. Pure: the same state gives
-/// the same decisions.
+/// the same decisions. `congra` with re-allocation may decide with an empty
+/// queue (running units grow into the cores an ended unit released).
 pub fn decide(policy: Policy, state: &SchedState<'_>) -> Vec<Decision> {
     match policy {
         Policy::Fifo => fifo(state),
@@ -240,7 +340,8 @@ pub fn decide(policy: Policy, state: &SchedState<'_>) -> Vec<Decision> {
         Policy::Congra {
             look_ahead,
             short_job_bypass,
-        } => congra(state, look_ahead, short_job_bypass),
+            resize,
+        } => congra(state, look_ahead, short_job_bypass, resize),
     }
 }
 
@@ -352,7 +453,12 @@ fn names(s: &SchedState<'_>, members: &[usize]) -> String {
         .join("+")
 }
 
-fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<Decision> {
+fn congra(
+    s: &SchedState<'_>,
+    look_ahead: bool,
+    short_job_bypass: bool,
+    resize: bool,
+) -> Vec<Decision> {
     let m = s.machine;
     let limit = m.node_bandwidth_bytes();
     let mut ctx = node_ctx(s);
@@ -440,12 +546,41 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
         load[n] += cands[ci].cost.seconds(1.0);
     }
 
-    // 3–5. Local scheduler per node.
+    // 3–5. Local scheduler per node; with re-allocation, the node's
+    // running units that may be resized enter the ascent with the
+    // candidates (Plexus's addition, docs/scheduler.md).
+    let mut after_threads: Vec<usize> = ctx.iter().map(|c| c.threads).collect();
     for (node, nc) in ctx.iter().enumerate() {
         let mut mine: Vec<usize> = (0..cands.len()).filter(|&c| node_of[c] == node).collect();
-        if mine.is_empty() {
+        let mut movable: Vec<&RunningUnit> = if resize {
+            s.running
+                .iter()
+                .filter(|u| u.node == Some(node) && u.resizable && worth_resizing(m, u))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let moved_threads: usize = movable.iter().map(|u| u.threads).sum();
+        let cores = m.cores_per_node;
+        let fixed_threads = nc.threads.saturating_sub(moved_threads);
+        if cores.saturating_sub(fixed_threads) < movable.len() {
+            // Not a core for each at one thread (units that cannot move
+            // hold them): leave the running units as they are.
+            movable.clear();
+        }
+        if mine.is_empty() && movable.is_empty() {
             continue;
         }
+        let moved_threads: usize = movable.iter().map(|u| u.threads).sum();
+        let moved_bw: f64 = movable
+            .iter()
+            .map(|u| u.cost.bandwidth(u.threads as f64))
+            .sum();
+        let fixed_threads = nc.threads.saturating_sub(moved_threads);
+        let fixed_bw = (nc.bandwidth - moved_bw).max(0.0);
+        // Cores to share among the movable units and the new ones.
+        let pool = cores.saturating_sub(fixed_threads);
+        let free = pool - movable.len();
         mine.sort_by(|&a, &b| {
             cands[a]
                 .cost
@@ -453,21 +588,29 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
                 .total_cmp(&cands[b].cost.seconds(1.0))
                 .then(cands[a].members[0].cmp(&cands[b].members[0]))
         });
-        let free = m.cores_per_node.saturating_sub(nc.threads);
-        // Generate and check: lightest first, one thread each, eq. 2.
+        // Generate and check: lightest first, one thread each, eq. 2 (the
+        // movable units counted at one thread, the least they can hold).
         let mut set: Vec<usize> = Vec::new();
-        let mut bw = nc.bandwidth;
-        let mut refusal = None;
+        let mut bw = fixed_bw + movable.iter().map(|u| u.cost.bandwidth(1.0)).sum::<f64>();
+        let mut refusal: Option<(usize, HoldCause, String)> = None;
         for &c in &mine {
             let need = cands[c].cost.bandwidth(1.0);
             if set.len() + 1 > free {
                 refusal = Some((
                     c,
-                    format!(
-                        "no free core on node {node} ({} of {} busy)",
-                        nc.threads + set.len(),
-                        m.cores_per_node
-                    ),
+                    HoldCause::NoCore,
+                    if movable.is_empty() {
+                        format!(
+                            "no free core on node {node} ({} of {cores} busy)",
+                            nc.threads + set.len()
+                        )
+                    } else {
+                        format!(
+                            "no free core on node {node} ({cores} cores: {fixed_threads} held by units that keep their threads, one each for {} that can shrink, {} launched now)",
+                            plural(movable.len(), "running unit"),
+                            set.len()
+                        )
+                    },
                 ));
                 break;
             }
@@ -475,6 +618,7 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
             if bw + need >= limit && !idle {
                 refusal = Some((
                     c,
+                    HoldCause::Contention,
                     format!(
                         "contention (eq. 2): Σbw would be {} of {} GB/s on node {node}",
                         gbs(bw + need),
@@ -486,61 +630,104 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
             set.push(c);
             bw += need;
         }
-        if set.is_empty() {
-            if let Some((c, why)) = refusal {
-                out.push(Decision {
-                    at: s.now,
-                    action: Action::Hold {
-                        job: s.queue[cands[c].members[0]].id,
-                    },
-                    reason: format!("hold {}: {why}", names(s, &cands[c].members)),
-                });
+        let hold = |c: usize, cause: HoldCause, why: &str| Decision {
+            at: s.now,
+            action: Action::Hold {
+                job: s.queue[cands[c].members[0]].id,
+                node,
+                cause,
+            },
+            reason: format!("hold {}: {why}", names(s, &cands[c].members)),
+        };
+        if set.is_empty() && movable.is_empty() {
+            if let Some((c, cause, why)) = refusal {
+                out.push(hold(c, cause, &why));
             }
             continue;
         }
-        // Check each generated set S_k (the first k of `set`): iterative
-        // ascent gives its threads; keep the set doing the most work per
-        // second, Σ T(1)/T(t) (ties: the larger set).
-        let mut best_k = 0usize;
-        let mut best_score = f64::NEG_INFINITY;
-        let mut threads = Vec::new();
-        let mut stop = String::new();
-        let mut scores = Vec::new();
-        for k in 1..=set.len() {
-            let (t, why) = ascent(s, &cands, &set[..k], nc.bandwidth, free, limit, node);
-            let score: f64 = set[..k]
+        // Check each generated set S_k (the first k of `set`; k = 0 only
+        // with movable units): iterative ascent gives the threads of S_k and
+        // of the movable units; keep the set doing the most work per
+        // second, Σ T(1)/T(t) over the node's movable and new units (ties:
+        // the larger set).
+        let left = |u: &RunningUnit| -> f64 {
+            let whole = u.cost.seconds(u.threads as f64);
+            if whole > 0.0 {
+                (u.remaining_seconds / whole).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        };
+        // Eq. 3's gain in QoS units: a second saved counts per job of the
+        // unit and relative to the unit's time with every core (the solo
+        // time QoS divides by), so a short job's second weighs more than a
+        // long one's (docs/scheduler.md, "Deviations").
+        let weight =
+            |c: &Cost, jobs: usize| -> f64 { jobs as f64 / c.seconds(m.cores() as f64).max(1e-12) };
+        let item_of_unit = |u: &RunningUnit| Item {
+            cost: u.cost,
+            left: left(u),
+            weight: weight(&u.cost, u.jobs.len()),
+            label: format!("unit #{}", u.id),
+        };
+        let item_of_cand = |c: usize| Item {
+            cost: cands[c].cost,
+            left: 1.0,
+            weight: weight(&cands[c].cost, cands[c].members.len()),
+            label: names(s, &cands[c].members),
+        };
+        let k0 = usize::from(movable.is_empty());
+        let mut options: Vec<(f64, Vec<usize>, String)> = Vec::new();
+        for k in k0..=set.len() {
+            let items: Vec<Item> = movable
+                .iter()
+                .map(|u| item_of_unit(u))
+                .chain(set[..k].iter().map(|&c| item_of_cand(c)))
+                .collect();
+            let (t, why) = ascent(&items, fixed_bw, pool, limit, node);
+            let score: f64 = items
                 .iter()
                 .zip(&t)
-                .map(|(&ci, &ti)| cands[ci].cost.speedup(ti as f64))
+                .map(|(it, &ti)| it.cost.speedup(ti as f64))
                 .sum();
-            scores.push(format!("{score:.2}"));
-            if score >= best_score - 1e-9 {
-                best_score = score;
-                best_k = k;
-                threads = t;
-                stop = why;
-            }
+            options.push((score, t, why));
         }
+        let top = options
+            .iter()
+            .map(|o| o.0)
+            .fold(f64::NEG_INFINITY, f64::max);
+        // The largest set with the best work rate.
+        let pick = options.iter().rposition(|o| o.0 >= top - 1e-9).unwrap_or(0);
+        let scores: Vec<String> = options.iter().map(|o| format!("{:.2}", o.0)).collect();
+        let best_k = k0 + pick;
+        let (_, threads, stop) = options.swap_remove(pick);
         if best_k < set.len() {
             let c = set[best_k];
             refusal = Some((
                 c,
+                HoldCause::WorkRate,
                 format!(
-                    "work rate Σ T(1)/T(t) of the first 1..{} lightest: {} (best with {best_k})",
+                    "work rate Σ T(1)/T(t) with the first {k0}..{} lightest: {} (best with {best_k})",
                     set.len(),
                     scores.join(", ")
                 ),
             ));
             set.truncate(best_k);
         }
-        let total_bw: f64 = nc.bandwidth
+        let (unit_threads, new_threads) = threads.split_at(movable.len());
+        let total_bw: f64 = fixed_bw
+            + movable
+                .iter()
+                .zip(unit_threads)
+                .map(|(u, &t)| u.cost.bandwidth(t as f64))
+                .sum::<f64>()
             + set
                 .iter()
-                .zip(&threads)
+                .zip(new_threads)
                 .map(|(&ci, &t)| cands[ci].cost.bandwidth(t as f64))
                 .sum::<f64>();
         // Look-ahead.
-        if look_ahead && !nc.remaining.is_empty() {
+        if look_ahead && !set.is_empty() && !nc.remaining.is_empty() {
             let outside = mine
                 .iter()
                 .copied()
@@ -552,40 +739,81 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
                         .total_cmp(&cands[b].cost.seconds(1.0))
                 });
             if let Some(la) = outside {
-                let t_la: usize = threads.iter().sum();
+                let t_la: usize = new_threads.iter().sum();
                 let c = &cands[la].cost;
                 let gain_la = c.seconds(1.0) - c.seconds(t_la as f64);
                 let loss = nc.remaining.iter().sum::<f64>() / nc.remaining.len() as f64;
                 let perf: f64 = set
                     .iter()
-                    .zip(&threads)
+                    .zip(new_threads)
                     .map(|(&ci, &t)| cands[ci].cost.seconds(1.0) - cands[ci].cost.seconds(t as f64))
                     .sum();
                 if gain_la - loss > perf {
-                    out.push(Decision {
-                        at: s.now,
-                        action: Action::Hold {
-                            job: s.queue[cands[la].members[0]].id,
-                        },
-                        reason: format!(
-                            "hold node {node} for {} (look-ahead): Gain {:.3} s − Loss {:.3} s = {:.3} s > Perf(S) {:.3} s of launching {}",
-                            names(s, &cands[la].members),
-                            gain_la,
-                            loss,
-                            gain_la - loss,
-                            perf,
-                            set.iter().map(|&ci| names(s, &cands[ci].members)).collect::<Vec<_>>().join(", ")
-                        ),
-                    });
+                    let why = format!(
+                        "node {node} held for it (look-ahead): Gain {:.3} s − Loss {:.3} s = {:.3} s > Perf(S) {:.3} s of launching {}",
+                        gain_la,
+                        loss,
+                        gain_la - loss,
+                        perf,
+                        set.iter().map(|&ci| names(s, &cands[ci].members)).collect::<Vec<_>>().join(", ")
+                    );
+                    out.push(hold(la, HoldCause::LookAhead, &why));
                     continue;
                 }
             }
         }
         let waiting_note = match &refusal {
-            Some((c, why)) => format!("; {} waits: {why}", names(s, &cands[*c].members)),
+            Some((c, _, why)) => format!("; {} waits: {why}", names(s, &cands[*c].members)),
             None => String::new(),
         };
-        for (&ci, &t) in set.iter().zip(&threads) {
+        if set.is_empty() {
+            if let Some((c, cause, why)) = &refusal {
+                out.push(hold(*c, *cause, why));
+            }
+        }
+        let launched_names = set
+            .iter()
+            .map(|&ci| names(s, &cands[ci].members))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (u, &t) in movable.iter().zip(unit_threads) {
+            if t == u.threads {
+                continue;
+            }
+            let l = left(u);
+            let (before, after) = (
+                l * u.cost.seconds(u.threads as f64),
+                l * u.cost.seconds(t as f64),
+            );
+            let why = if t < u.threads && !set.is_empty() {
+                format!("cores for {launched_names}")
+            } else if t < u.threads {
+                "a partner gains more from the core".to_string()
+            } else {
+                "cores released".to_string()
+            };
+            out.push(Decision {
+                at: s.now,
+                action: Action::Resize { unit: u.id, threads: t },
+                reason: format!(
+                    "{} unit #{} ({}) on node {node} from {} to {} at its next superstep boundary ({why}): iterative ascent over {} with its {:.0}% of work left, ≈{:.3} s → {:.3} s; Σbw {} of {} GB/s; ascent stopped: {stop}",
+                    if t > u.threads { "grow" } else { "shrink" },
+                    u.id,
+                    plural(u.jobs.len(), "job"),
+                    u.threads,
+                    plural(t, "thread"),
+                    plural(pool, "core"),
+                    l * 100.0,
+                    before,
+                    after,
+                    gbs(total_bw),
+                    gbs(limit)
+                ),
+            });
+        }
+        after_threads[node] =
+            fixed_threads + unit_threads.iter().sum::<usize>() + new_threads.iter().sum::<usize>();
+        for (&ci, &t) in set.iter().zip(new_threads) {
             let c = &cands[ci];
             let group_note = match (&c.group, c.members.len()) {
                 (Some(g), 1) => format!(" (new scan group {g}: none running)"),
@@ -618,19 +846,8 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
     //    shortest remaining run R; so bypass when (k + 2)·T_alone < R.
     if short_job_bypass {
         for (node, nc) in ctx.iter().enumerate() {
-            let launched: usize = out
-                .iter()
-                .filter_map(|d| match &d.action {
-                    Action::Launch {
-                        node: Some(n),
-                        threads,
-                        ..
-                    } if *n == node => Some(*threads),
-                    _ => None,
-                })
-                .sum();
             let cores = m.cores_per_node;
-            if nc.remaining.is_empty() || nc.threads > cores || nc.threads + launched < cores {
+            if nc.remaining.is_empty() || nc.threads > cores || after_threads[node] < cores {
                 continue;
             }
             let shortest = nc.remaining.iter().copied().fold(f64::INFINITY, f64::min);
@@ -639,7 +856,7 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
                 .flat_map(|d| match &d.action {
                     Action::Launch { jobs, .. } => jobs.clone(),
                     Action::Join { job, .. } => vec![*job],
-                    Action::Hold { .. } => Vec::new(),
+                    Action::Hold { .. } | Action::Resize { .. } => Vec::new(),
                 })
                 .collect();
             let mut mine: Vec<usize> = (0..cands.len())
@@ -662,11 +879,14 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
             if (nc.jobs + 2) as f64 * alone >= shortest {
                 continue;
             }
-            let x = (nc.threads + launched + cores) as f64 / cores as f64;
+            let x = (after_threads[node] + cores) as f64 / cores as f64;
             let bw = nc.bandwidth + cands[c].cost.bandwidth(cores as f64) / x;
             if bw > limit {
                 continue;
             }
+            // It was held above at this decision point: it starts instead.
+            let ids: Vec<usize> = cands[c].members.iter().map(|&i| s.queue[i].id).collect();
+            out.retain(|d| !matches!(&d.action, Action::Hold { job, .. } if ids.contains(job)));
             out.push(Decision {
                 at: s.now,
                 action: Action::Launch {
@@ -688,59 +908,91 @@ fn congra(s: &SchedState<'_>, look_ahead: bool, short_job_bypass: bool) -> Vec<D
     out
 }
 
-/// Iterative ascent (CongraPlus §4.2.3) for the candidates `set` on a node
-/// with `free` cores and `ctx_bw` bytes/s already in use: from one thread
-/// each, one more thread to the unit whose time drops most (eq. 3), until
-/// the cores are used, nothing gains, or the node's bandwidth would be
-/// exceeded. Returns the threads and why the ascent stopped.
+/// Whether re-allocating `u` can pay: its remaining run is at least
+/// [`RESIZE_MIN_REMAINING_FACTOR`] times a resize's cost (half a superstep's
+/// wait for the boundary plus the new pool's start).
+fn worth_resizing(m: &Machine, u: &RunningUnit) -> bool {
+    let cost = 0.5 * u.cost.superstep_seconds(u.threads as f64) + m.resize_seconds;
+    u.remaining_seconds >= RESIZE_MIN_REMAINING_FACTOR * cost
+}
+
+/// One unit in an ascent: a running unit to re-allocate or a candidate.
+struct Item {
+    cost: Cost,
+    /// Share of the unit's work left, in [0, 1] (1 for a candidate): eq.
+    /// 3's gain of one more thread is counted on the work left.
+    left: f64,
+    /// What a second of the unit's time counts in the ascent: its jobs
+    /// divided by its time with every core of the machine, per second.
+    weight: f64,
+    label: String,
+}
+
+/// Iterative ascent (CongraPlus §4.2.3) for `items` on a node with `cores`
+/// cores to share and `ctx_bw` bytes/s used by units that keep their
+/// threads: from one thread each, one more thread to the unit whose time
+/// (on its work left, weighted by [`Item::weight`]) drops most (eq. 3),
+/// until the cores are used or nothing gains; a unit whose next thread
+/// would exceed the node's bandwidth stops ascending (the step is not
+/// taken) while the others go on. Returns the threads and why the ascent
+/// stopped.
 fn ascent(
-    s: &SchedState<'_>,
-    cands: &[Candidate],
-    set: &[usize],
+    items: &[Item],
     ctx_bw: f64,
-    free: usize,
+    cores: usize,
     limit: f64,
     node: usize,
 ) -> (Vec<usize>, String) {
-    let mut threads = vec![1usize; set.len()];
+    let mut threads = vec![1usize; items.len()];
+    // Units whose next thread would oversubscribe the bandwidth: they stop
+    // ascending, the others go on (a unit that adds less traffic per
+    // thread may still take a core).
+    let mut capped = vec![false; items.len()];
+    let mut refused: Option<String> = None;
+    let gain = |i: usize, t: usize| items[i].weight * items[i].left * items[i].cost.gain(t);
     loop {
         let used: usize = threads.iter().sum();
-        if used >= free {
+        if used >= cores {
             return (
                 threads,
-                format!("all {} free on node {node} used", plural(free, "core")),
+                format!("all {} free on node {node} used", plural(cores, "core")),
             );
         }
-        let Some(best) = (0..set.len()).max_by(|&a, &b| {
-            cands[set[a]]
-                .cost
-                .gain(threads[a])
-                .total_cmp(&cands[set[b]].cost.gain(threads[b]))
-        }) else {
-            return (threads, "nothing to ascend".into());
+        let Some(best) = (0..items.len())
+            .filter(|&i| !capped[i])
+            .max_by(|&a, &b| gain(a, threads[a]).total_cmp(&gain(b, threads[b])))
+        else {
+            let why = refused.unwrap_or_else(|| "nothing to ascend".into());
+            return (threads, why);
         };
-        let c = &cands[set[best]];
-        if c.cost.gain(threads[best]) <= 0.0 {
-            return (threads, "no unit gains from one more thread".into());
+        if gain(best, threads[best]) <= 0.0 {
+            let why = match refused {
+                Some(r) => format!("{r}; no other unit gains from one more thread"),
+                None => "no unit gains from one more thread".into(),
+            };
+            return (threads, why);
         }
         let trial: f64 = ctx_bw
-            + set
+            + items
                 .iter()
                 .zip(&threads)
                 .enumerate()
-                .map(|(i, (&ci, &t))| {
+                .map(|(i, (it, &t))| {
                     let t = if i == best { t + 1 } else { t };
-                    cands[ci].cost.bandwidth(t as f64)
+                    it.cost.bandwidth(t as f64)
                 })
                 .sum::<f64>();
         if trial > limit {
-            let why = format!(
-                "+1 thread on {} would need {} of {} GB/s",
-                names(s, &c.members),
-                gbs(trial),
-                gbs(limit)
-            );
-            return (threads, why);
+            refused.get_or_insert_with(|| {
+                format!(
+                    "+1 thread on {} would need {} of {} GB/s",
+                    items[best].label,
+                    gbs(trial),
+                    gbs(limit)
+                )
+            });
+            capped[best] = true;
+            continue;
         }
         threads[best] += 1;
     }
@@ -782,10 +1034,12 @@ mod tests {
     const NOLA: Policy = Policy::Congra {
         look_ahead: false,
         short_job_bypass: false,
+        resize: false,
     };
     const LA: Policy = Policy::Congra {
         look_ahead: true,
         short_job_bypass: false,
+        resize: false,
     };
 
     #[test]
@@ -882,6 +1136,7 @@ mod tests {
             cost: cost(1.0, 0.0, 0.1),
             group: None,
             remaining_seconds: 0.5,
+            resizable: true,
         }];
         let q = vec![job(0, cost(1.0, 0.9, 0.1)), job(1, cost(100.0, 0.0, 0.1))];
         let st = SchedState {
@@ -917,7 +1172,7 @@ mod tests {
         // 2 threads S takes: gain 50 s − loss 0.5 s > 0 → hold.
         let d = decide(LA, &st2);
         assert!(launches(&d).is_empty(), "{d:#?}");
-        assert!(matches!(d[0].action, Action::Hold { job: 2 }), "{d:#?}");
+        assert!(matches!(d[0].action, Action::Hold { job: 2, .. }), "{d:#?}");
         assert!(d[0].reason.contains("look-ahead"));
         // Nothing running: never hold (no release would come).
         let st3 = SchedState {
@@ -957,11 +1212,13 @@ mod tests {
             cost: cost(10.0, 0.0, 0.1),
             group: None,
             remaining_seconds: 8.0,
+            resizable: true,
         }];
         let q = vec![job(0, cost(0.2, 0.0, 0.01)), job(1, cost(5.0, 0.0, 0.01))];
         let by = Policy::Congra {
             look_ahead: false,
             short_job_bypass: true,
+            resize: false,
         };
         let st = SchedState {
             now: 0.0,
@@ -972,6 +1229,12 @@ mod tests {
         let d = decide(by, &st);
         assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
         assert!(d.iter().any(|x| x.reason.contains("short-job bypass")));
+        // Not held and launched at one decision point.
+        assert!(
+            !d.iter()
+                .any(|x| matches!(x.action, Action::Hold { job: 0, .. })),
+            "{d:#?}"
+        );
         assert!(launches(&decide(NOLA, &st)).is_empty());
         // Already oversubscribed: no second bypass.
         let mut two = running.clone();
@@ -985,6 +1248,142 @@ mod tests {
             ..st
         };
         assert!(launches(&decide(by, &st)).is_empty());
+    }
+
+    const RESIZE: Policy = Policy::Congra {
+        look_ahead: false,
+        short_job_bypass: false,
+        resize: true,
+    };
+
+    fn unit(id: usize, threads: usize, c: Cost, remaining: f64) -> RunningUnit {
+        RunningUnit {
+            id,
+            node: Some(0),
+            threads,
+            jobs: vec![100 + id],
+            cost: c,
+            group: None,
+            remaining_seconds: remaining,
+            resizable: true,
+        }
+    }
+
+    fn resizes(d: &[Decision]) -> Vec<(usize, usize)> {
+        d.iter()
+            .filter_map(|d| match d.action {
+                Action::Resize { unit, threads } => Some((unit, threads)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_heavy_job_left_at_one_thread_grows_when_its_partner_ends() {
+        let m = Machine::model(1, 4, 1000.0);
+        // The heavy unit was launched with one thread beside three others
+        // that have ended: half its work is left, the queue is empty.
+        let heavy = cost(20.0, 0.05, 1.0);
+        let running = vec![unit(3, 1, heavy, 10.0)];
+        let st = SchedState {
+            now: 5.0,
+            machine: &m,
+            queue: &[],
+            running: &running,
+        };
+        let d = decide(RESIZE, &st);
+        assert_eq!(resizes(&d), vec![(3, 4)], "{d:#?}");
+        assert!(
+            d[0].reason
+                .starts_with("grow unit #3 (1 job) on node 0 from 1 to 4 threads"),
+            "{}",
+            d[0].reason
+        );
+        assert!(d[0].reason.contains("50% of work left"), "{}", d[0].reason);
+        // Threads fixed for a unit's life (the paper, `-fixed`): nothing.
+        assert!(decide(NOLA, &st).is_empty());
+        // A unit about to end keeps its threads.
+        let ending = vec![unit(3, 1, heavy, 0.001)];
+        let st = SchedState {
+            running: &ending,
+            ..st
+        };
+        assert!(decide(RESIZE, &st).is_empty());
+        // A unit that cannot be resized keeps its threads.
+        let fixed = vec![RunningUnit {
+            resizable: false,
+            ..running[0].clone()
+        }];
+        let st = SchedState {
+            running: &fixed,
+            ..st
+        };
+        assert!(decide(RESIZE, &st).is_empty());
+    }
+
+    #[test]
+    fn a_short_arrival_takes_a_core_from_a_unit_holding_every_core() {
+        let m = Machine::model(1, 4, 1000.0);
+        // Amdahl with 10% serial: threads 3 and 4 add 1.26 jobs' work rate
+        // to the running unit, the new job at two threads adds 1.82; the
+        // ascent weighs the short job's seconds 40 times the long one's (in
+        // QoS units), so it takes two cores.
+        let running = vec![unit(1, 4, cost(20.0, 0.1, 1.0), 5.0)];
+        let q = vec![job(0, cost(0.5, 0.1, 0.1))];
+        let st = SchedState {
+            now: 1.0,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        let d = decide(RESIZE, &st);
+        assert_eq!(resizes(&d), vec![(1, 2)], "{d:#?}");
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
+        assert!(d[0].reason.contains("cores for j0"), "{}", d[0].reason);
+        // Fixed threads: the job waits for a core.
+        let d = decide(NOLA, &st);
+        assert!(launches(&d).is_empty(), "{d:#?}");
+        assert!(
+            matches!(
+                d[0].action,
+                Action::Hold {
+                    job: 0,
+                    cause: HoldCause::NoCore,
+                    ..
+                }
+            ),
+            "{d:#?}"
+        );
+    }
+
+    #[test]
+    fn a_hold_repeated_at_later_decision_points_is_logged_once() {
+        let hold = |at: f64, cause: HoldCause| Decision {
+            at,
+            action: Action::Hold {
+                job: 4,
+                node: 0,
+                cause,
+            },
+            reason: format!("hold j4 at {at}"),
+        };
+        let mut log = DecisionLog::default();
+        assert_eq!(log.record(&[hold(1.0, HoldCause::NoCore)]).len(), 1);
+        assert!(log.record(&[hold(2.0, HoldCause::NoCore)]).is_empty());
+        assert!(log.record(&[hold(3.0, HoldCause::NoCore)]).is_empty());
+        // Its cause changes: logged again.
+        assert_eq!(log.record(&[hold(4.0, HoldCause::Contention)]).len(), 1);
+        let launch = Decision {
+            at: 5.0,
+            action: Action::Launch {
+                jobs: vec![4],
+                node: Some(0),
+                threads: 1,
+            },
+            reason: "launch j4".into(),
+        };
+        assert_eq!(log.record(&[launch]).len(), 1);
+        assert_eq!(log.decisions().len(), 3);
     }
 
     #[test]
@@ -1063,6 +1462,7 @@ mod tests {
             cost: a.cost,
             group: a.group.clone(),
             remaining_seconds: 1.0,
+            resizable: true,
         }];
         let d = decide(
             NOLA,
@@ -1107,8 +1507,11 @@ mod tests {
             vec![(vec![0], None, 4)]
         );
         assert_eq!(launches(&decide(Policy::All, &st)).len(), 3);
-        for p in Policy::ALL {
-            assert_eq!(p.name().parse::<Policy>(), Ok(p));
+        for name in CONGRA_NAMES.iter().chain(&["fifo", "all"]) {
+            let p: Policy = name.parse().unwrap();
+            assert_eq!(p.name(), *name);
         }
+        assert_eq!("congra".parse::<Policy>(), Ok(Policy::CONGRA));
+        assert!("congra-x".parse::<Policy>().is_err());
     }
 }

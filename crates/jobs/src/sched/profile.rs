@@ -364,7 +364,9 @@ pub fn default_cost(g: &Graph, alg: &Algorithm) -> Cost {
     let bytes = topo * passes;
     let t1 = bytes / (DEFAULT_GBS_PER_THREAD * 1e9);
     let f = super::model::DEFAULT_SERIAL_FRACTION;
-    Cost::amdahl(f * t1, (1.0 - f) * t1, bytes, 0.0)
+    let mut c = Cost::amdahl(f * t1, (1.0 - f) * t1, bytes, 0.0);
+    c.supersteps = passes;
+    c
 }
 
 /// Bytes per second one thread is assumed to move without a profile, GB/s.
@@ -397,7 +399,10 @@ impl GraphProfile {
             }
             _ => 1.0,
         };
-        Cost::fit(&a.seconds, a.topology_bytes, a.state_bytes).map(|c| c.scaled(scale * base))
+        Cost::fit(&a.seconds, a.topology_bytes, a.state_bytes).map(|mut c| {
+            c.supersteps = a.supersteps;
+            c.scaled(scale * base)
+        })
     }
 }
 

@@ -3,12 +3,16 @@
 //! unit runs in its own [`JobManager`] with a pool of `T` threads pinned to
 //! its node's CPUs. A unit of one scan group runs in shared mode, so jobs
 //! that join it later are admitted at its next superstep boundary and fused
-//! into its lanes; any other unit runs its one job in sequential mode.
+//! into its lanes; any other unit runs its one job in sequential mode. A
+//! [`Action::Resize`] asks the unit's manager for another pool size
+//! ([`JobManager::set_threads`]), applied at its next superstep boundary.
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::model::{Cost, Machine};
-use super::policy::{decide, Action, Decision, Policy, QueuedJob, RunningUnit, SchedState};
+use super::policy::{
+    decide, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit, SchedState,
+};
 use crate::cache::detect_llc;
 use crate::error::JobError;
 use crate::job::{JobHandle, JobStatus};
@@ -44,6 +48,8 @@ pub struct RunnerStats {
     pub peak_unit_state_bytes: u64,
     /// Units launched.
     pub units: u64,
+    /// Resizes asked of running units.
+    pub resizes: u64,
 }
 
 struct Entry {
@@ -65,8 +71,20 @@ struct Unit {
     jobs: Vec<usize>,
     cost: Cost,
     group: Option<String>,
-    started: f64,
+    /// Estimated share of its work left at `since` (from the profiled
+    /// times at the threads it had; contention is not seen).
+    left: f64,
+    /// Seconds from the start when `left` was estimated.
+    since: f64,
     mgr: JobManager,
+}
+
+impl Unit {
+    /// Estimated share of the unit's work left at `now`, in [0, 1].
+    fn left_at(&self, now: f64) -> f64 {
+        let whole = self.cost.seconds(self.threads as f64).max(1e-12);
+        (self.left - (now - self.since) / whole).max(0.0)
+    }
 }
 
 /// Runs a stream of jobs under a policy. Call [`Runner::arrive`] when a job
@@ -76,7 +94,7 @@ pub struct Runner {
     start: Instant,
     entries: Vec<Entry>,
     units: Vec<Unit>,
-    decisions: Vec<Decision>,
+    log: DecisionLog,
     next_unit: usize,
     dirty: bool,
     stats: RunnerStats,
@@ -99,7 +117,7 @@ impl Runner {
             start: Instant::now(),
             entries: Vec::new(),
             units: Vec::new(),
-            decisions: Vec::new(),
+            log: DecisionLog::default(),
             next_unit: 0,
             dirty: false,
             stats: RunnerStats::default(),
@@ -193,7 +211,10 @@ impl Runner {
                 group: e.group.clone(),
             })
             .collect();
-        if queued.is_empty() {
+        let resizing = matches!(self.cfg.policy, Policy::Congra { resize: true, .. });
+        // With re-allocation an ended unit's cores go to the running ones
+        // even when nothing waits.
+        if queued.is_empty() && (!resizing || self.units.is_empty()) {
             return Ok(Vec::new());
         }
         let running: Vec<RunningUnit> = self
@@ -206,7 +227,8 @@ impl Runner {
                 jobs: u.jobs.clone(),
                 cost: u.cost,
                 group: u.group.clone(),
-                remaining_seconds: (u.cost.seconds(u.threads as f64) - (now - u.started)).max(0.0),
+                remaining_seconds: u.left_at(now) * u.cost.seconds(u.threads as f64),
+                resizable: matches!(self.cfg.policy, Policy::Congra { .. }),
             })
             .collect();
         let ds = decide(
@@ -221,8 +243,7 @@ impl Runner {
         for d in &ds {
             self.apply(&d.action, now)?;
         }
-        self.decisions.extend(ds.iter().cloned());
-        Ok(ds)
+        Ok(self.log.record(&ds))
     }
 
     fn apply(&mut self, a: &Action, now: f64) -> Result<(), JobError> {
@@ -260,7 +281,8 @@ impl Runner {
                     jobs: Vec::new(),
                     cost: Cost::fused(&costs).unwrap_or(costs[0]),
                     group,
-                    started: now,
+                    left: 1.0,
+                    since: now,
                     mgr,
                 };
                 self.next_unit += 1;
@@ -286,7 +308,31 @@ impl Runner {
                     let cost = self.entries[*job].cost;
                     let u = &mut self.units[pos];
                     u.jobs.push(*job);
-                    u.cost = Cost::fused(&[u.cost, cost]).unwrap_or(u.cost);
+                    // As the simulator: the group's remaining run grows by
+                    // the fused time's increase, not below the joiner's own.
+                    let t = u.threads as f64;
+                    let left_s = u.left_at(now) * u.cost.seconds(t);
+                    let fused = Cost::fused(&[u.cost, cost]).unwrap_or(u.cost);
+                    let grown =
+                        (left_s + fused.seconds(t) - u.cost.seconds(t)).max(cost.seconds(t));
+                    u.cost = fused;
+                    u.left = (grown / fused.seconds(t).max(1e-12)).min(1.0);
+                    u.since = now;
+                }
+            }
+            Action::Resize { unit, threads } => {
+                if let Some(u) = self.units.iter_mut().find(|u| u.id == *unit) {
+                    let t = (*threads).max(1);
+                    let cpus = if self.cfg.pin {
+                        u.node.and_then(|n| self.cfg.machine.cpus.get(n).cloned())
+                    } else {
+                        None
+                    };
+                    u.left = u.left_at(now);
+                    u.since = now;
+                    u.threads = t;
+                    u.mgr.set_threads(t, cpus);
+                    self.stats.resizes += 1;
                 }
             }
             Action::Hold { .. } => {}
@@ -340,9 +386,10 @@ impl Runner {
             .collect()
     }
 
-    /// Every decision so far.
+    /// Every decision so far (a hold repeated at later decision points is
+    /// kept once, see [`DecisionLog`]).
     pub fn decisions(&self) -> &[Decision] {
-        &self.decisions
+        self.log.decisions()
     }
 
     /// Figures of the units that have ended.
@@ -395,6 +442,83 @@ mod tests {
     }
 
     #[test]
+    fn a_manager_resized_between_supersteps_gives_the_sequential_results() {
+        let edges: Vec<(u32, u32)> = (0..2000u32)
+            .flat_map(|i| [(i, (i * 13 + 5) % 2000), (i, (i * 7 + 1) % 2000)])
+            .collect();
+        let g = Graph::from_edges(2000, &edges, &BuildOptions::directed()).unwrap();
+        let snap = Catalog::new().publish("g", g);
+        let specs = [
+            JobSpec::new("bfs-1", Algorithm::Bfs { source: "3".into() }),
+            JobSpec::new("pr-2", Algorithm::pagerank(0.85)),
+            JobSpec::new("pr-3", Algorithm::pagerank(0.5)),
+            JobSpec::new("wcc-4", Algorithm::Wcc),
+            JobSpec::new("cdlp-5", Algorithm::Cdlp { iterations: 10 }),
+        ];
+        let run = |mode: ExecMode, resize: bool| -> (Vec<Values>, u64) {
+            let mgr = JobManager::new(ManagerConfig {
+                mode,
+                threads: 1,
+                llc_bytes: Some(64 << 10),
+                ..Default::default()
+            })
+            .unwrap();
+            let hs: Vec<JobHandle> = specs
+                .iter()
+                .map(|s| mgr.submit(Arc::clone(&snap), s.clone()).unwrap())
+                .collect();
+            if resize {
+                // Grow, shrink and grow again while the jobs run; a request
+                // replaced before a boundary is never applied.
+                for t in [3, 2, 1, 2] {
+                    mgr.set_threads(t, None);
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            }
+            let vals = hs
+                .iter()
+                .map(|h| {
+                    h.wait(None);
+                    h.take_result().unwrap().values().clone()
+                })
+                .collect();
+            let n = mgr.resizes();
+            mgr.shutdown();
+            (vals, n)
+        };
+        let (want, _) = run(ExecMode::Sequential, false);
+        let (got, n) = run(ExecMode::Shared, true);
+        assert_eq!(got, want);
+        assert!(n >= 1, "no resize was applied");
+        let (got, _) = run(ExecMode::Sequential, true);
+        assert_eq!(got, want);
+        // A pool's start (what a resize costs besides the boundary wait).
+        let t0 = Instant::now();
+        for _ in 0..10 {
+            let p = rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap();
+            p.install(|| ());
+        }
+        eprintln!(
+            "pool of 2 threads started in {:.3} ms",
+            t0.elapsed().as_secs_f64() * 100.0
+        );
+    }
+
+    #[test]
+    fn a_resizing_runner_grows_units_and_logs_each_hold_once() {
+        let (_, d) = run(Policy::CONGRA);
+        let mut seen = std::collections::HashSet::new();
+        for x in &d {
+            if let Action::Hold { job, node, cause } = &x.action {
+                assert!(seen.insert((*job, *node, *cause)), "{d:#?}");
+            }
+        }
+    }
+
+    #[test]
     fn every_policy_gives_the_same_results() {
         let (fifo, d) = run(Policy::Fifo);
         assert_eq!(d.len(), 4);
@@ -404,6 +528,7 @@ mod tests {
             Policy::Congra {
                 look_ahead: false,
                 short_job_bypass: false,
+                resize: false,
             },
         ] {
             let (v, d) = run(p);

@@ -17,11 +17,20 @@
 //! becomes the fused cost ([`Cost::fused`]) and its remaining time grows by
 //! the fused time's increase, but not below the joiner's own time alone;
 //! every job of a unit ends when the unit ends.
+//!
+//! A resized unit ([`Action::Resize`], `congra`'s units) keeps its threads
+//! until its next superstep boundary, modelled as half a superstep at its
+//! current threads later ([`Cost::superstep_seconds`]), and then stalls for
+//! [`Machine::resize_seconds`] (its new pool starts): that much work at the
+//! new rate is added to what it has left. Decisions are taken at arrivals
+//! and unit ends (with an empty queue too, when the policy re-allocates).
 use serde::Serialize;
 
 use super::model::{Cost, Machine};
 use super::percentile;
-use super::policy::{decide, Action, Decision, Policy, QueuedJob, RunningUnit, SchedState};
+use super::policy::{
+    decide, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit, SchedState,
+};
 
 /// A job of the stream.
 #[derive(Clone, Debug)]
@@ -88,8 +97,14 @@ struct Unit {
     jobs: Vec<usize>,
     cost: Cost,
     group: Option<String>,
-    /// Fraction of the unit's work left, in (0, 1].
+    /// Fraction of the unit's work left, in (0, 1] (a resize's stall may
+    /// add a little more).
     left: f64,
+    /// Whether the policy may resize it.
+    resizable: bool,
+    /// A resize decided but not yet applied: (threads, seconds from the
+    /// start when its superstep boundary comes).
+    pending: Option<(usize, f64)>,
 }
 
 /// Progress rates (fraction of work per second) of `units` on `m`.
@@ -157,15 +172,19 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
     let mut units: Vec<Unit> = Vec::new();
     let mut start = vec![f64::NAN; jobs.len()];
     let mut finish = vec![f64::NAN; jobs.len()];
-    let mut decisions = Vec::new();
     let mut now = 0.0f64;
     let mut next_unit = 0usize;
+    let mut log = DecisionLog::default();
+    let resizing = matches!(policy, Policy::Congra { resize: true, .. });
+    // Whether a job arrived or a unit ended since the last decision point.
+    let mut changed = true;
     for _ in 0..10_000_000u64 {
         while next < order.len() && jobs[order[next]].arrival <= now + 1e-12 {
             queue.push(order[next]);
             next += 1;
+            changed = true;
         }
-        if !queue.is_empty() {
+        if changed && (!queue.is_empty() || (resizing && !units.is_empty())) {
             let rs: Vec<f64> = rates(m, &units);
             let queued: Vec<QueuedJob> = queue
                 .iter()
@@ -183,11 +202,12 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                 .map(|(u, r)| RunningUnit {
                     id: u.id,
                     node: u.node,
-                    threads: u.threads,
+                    threads: u.pending.map_or(u.threads, |p| p.0),
                     jobs: u.jobs.clone(),
                     cost: u.cost,
                     group: u.group.clone(),
                     remaining_seconds: if *r > 0.0 { u.left / r } else { f64::INFINITY },
+                    resizable: u.resizable,
                 })
                 .collect();
             let ds = decide(
@@ -224,6 +244,8 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                                 None
                             },
                             left: 1.0,
+                            resizable: matches!(policy, Policy::Congra { .. }),
+                            pending: None,
                         });
                         next_unit += 1;
                     }
@@ -241,10 +263,20 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                             queue.retain(|&q| q != *job);
                         }
                     }
+                    Action::Resize { unit, threads } => {
+                        if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
+                            let t = (*threads).max(1);
+                            let at = u.pending.map_or_else(
+                                || now + 0.5 * u.cost.superstep_seconds(u.threads as f64),
+                                |p| p.1,
+                            );
+                            u.pending = (t != u.threads).then_some((t, at));
+                        }
+                    }
                     Action::Hold { .. } => {}
                 }
             }
-            decisions.extend(ds);
+            log.record(&ds);
             if units.is_empty() && !queue.is_empty() && next >= order.len() {
                 // The policy launched nothing with nothing running and nothing
                 // to come: a policy bug; launch the first job to keep going.
@@ -258,6 +290,8 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                     cost: jobs[j].cost,
                     group: None,
                     left: 1.0,
+                    resizable: false,
+                    pending: None,
                 });
                 next_unit += 1;
             }
@@ -275,6 +309,11 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
         if next < order.len() {
             dt = dt.min((jobs[order[next]].arrival - now).max(0.0));
         }
+        for u in &units {
+            if let Some((_, at)) = u.pending {
+                dt = dt.min((at - now).max(0.0));
+            }
+        }
         if !dt.is_finite() {
             break;
         }
@@ -282,6 +321,7 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
         for (u, r) in units.iter_mut().zip(&rs) {
             u.left -= r * dt;
         }
+        let before = units.len();
         units.retain(|u| {
             if u.left <= 1e-9 {
                 for &j in &u.jobs {
@@ -292,6 +332,17 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                 true
             }
         });
+        changed = units.len() < before;
+        // Resizes whose superstep boundary came: the new pool starts.
+        for u in &mut units {
+            if let Some((t, at)) = u.pending {
+                if at <= now + 1e-12 {
+                    u.threads = t;
+                    u.left += m.resize_seconds / u.cost.seconds(t as f64).max(1e-12);
+                    u.pending = None;
+                }
+            }
+        }
     }
     let results: Vec<SimJobResult> = (0..jobs.len())
         .map(|j| {
@@ -325,7 +376,7 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
         qos_p50: percentile(&qos, 50.0),
         qos_p95: percentile(&qos, 95.0),
         jobs: results,
-        decisions,
+        decisions: log.decisions().to_vec(),
     }
 }
 
@@ -380,6 +431,7 @@ mod tests {
             Policy::Congra {
                 look_ahead: false,
                 short_job_bypass: false,
+                resize: false,
             },
             &jobs,
         );
@@ -388,6 +440,54 @@ mod tests {
             "{}",
             r.makespan_seconds
         );
+    }
+
+    #[test]
+    fn a_unit_left_at_one_thread_speeds_up_once_resized() {
+        // Perfectly parallel 10 s and 2 s jobs on 2 cores: one thread each
+        // (equal work rate, the larger set); the short one ends at 2 s.
+        let m = Machine::model(1, 2, 100.0);
+        let mut heavy = cost(10.0, 0.0, 0.1);
+        heavy.supersteps = 10.0;
+        let jobs = vec![
+            SimJob {
+                name: "heavy".into(),
+                arrival: 0.0,
+                cost: heavy,
+                group: None,
+            },
+            SimJob {
+                name: "light".into(),
+                arrival: 0.0,
+                cost: cost(2.0, 0.0, 0.1),
+                group: None,
+            },
+        ];
+        let fixed = Policy::Congra {
+            look_ahead: false,
+            short_job_bypass: false,
+            resize: false,
+        };
+        let r = simulate(&m, fixed, &jobs);
+        assert!(
+            (r.makespan_seconds - 10.0).abs() < 1e-6,
+            "{}",
+            r.makespan_seconds
+        );
+        // Resized at 2 s: it keeps one thread until its next superstep
+        // boundary (half a 1 s superstep), stalls 1 ms, then runs the
+        // remaining 7.5 s of one-thread work on two threads.
+        let r = simulate(&m, Policy::CONGRA, &jobs);
+        let expect = 2.5 + 7.5 / 2.0 + m.resize_seconds;
+        assert!(
+            (r.makespan_seconds - expect).abs() < 1e-6,
+            "{} vs {expect}",
+            r.makespan_seconds
+        );
+        assert!(r
+            .decisions
+            .iter()
+            .any(|d| matches!(d.action, Action::Resize { threads: 2, .. })));
     }
 
     #[test]
