@@ -429,7 +429,10 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     let mut handles: Vec<Option<JobHandle>> = vec![None; planned.len()];
     let mut refused: Vec<Option<String>> = vec![None; planned.len()];
     let mut collected: Vec<Option<Collected>> = vec![None; planned.len()];
-    for &i in &order {
+    // Jobs due at the same time are submitted under one admission hold,
+    // so the shared scan starts them together.
+    let mut hold = None;
+    for (pos, &i) in order.iter().enumerate() {
         let p = &planned[i];
         loop {
             let wait = p.at - start.elapsed().as_secs_f64();
@@ -440,11 +443,18 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
             display.update(&mgr.statuses());
             collect(&handles, &planned, a.out_dir.as_deref(), &mut collected)?;
         }
+        if hold.is_none() {
+            hold = Some(mgr.hold_admission());
+        }
         match mgr.submit(Arc::clone(&snaps[&p.graph]), p.spec.clone()) {
             Ok(h) => handles[i] = Some(h),
             Err(e) => refused[i] = Some(e.to_string()),
         }
+        if !order.get(pos + 1).is_some_and(|&j| planned[j].at == p.at) {
+            hold = None;
+        }
     }
+    drop(hold);
     loop {
         let st = mgr.statuses();
         display.update(&st);

@@ -134,6 +134,8 @@ pub struct ManagerStats {
 struct Queue {
     jobs: VecDeque<Arc<JobShared>>,
     closed: bool,
+    /// Live [`AdmissionHold`]s: while any, the shared loop admits nothing.
+    holds: usize,
 }
 
 struct Inner {
@@ -182,6 +184,7 @@ impl JobManager {
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
                 closed: false,
+                holds: 0,
             }),
             wake: Condvar::new(),
             counters: ScanCounters::default(),
@@ -332,6 +335,17 @@ impl JobManager {
     }
 
     /// Stops taking jobs, lets the submitted ones finish, and joins the threads.
+    /// Holds admission in shared mode until the returned guard is dropped:
+    /// jobs submitted meanwhile wait in the queue and are admitted together
+    /// at the first superstep boundary after it, so a burst of jobs
+    /// submitted at once starts as one set of fused lanes and groups rather
+    /// than the first job alone with the rest joining one by one. Running
+    /// jobs go on meanwhile. Other modes ignore it.
+    pub fn hold_admission(&self) -> AdmissionHold<'_> {
+        lock(&self.inner.queue).holds += 1;
+        AdmissionHold { mgr: self }
+    }
+
     pub fn shutdown(&self) {
         {
             let mut q = lock(&self.inner.queue);
@@ -342,6 +356,20 @@ impl JobManager {
         for h in hs {
             let _ = h.join();
         }
+    }
+}
+
+/// Holds admission while it lives ([`JobManager::hold_admission`]).
+#[must_use = "admission resumes as soon as the hold is dropped"]
+pub struct AdmissionHold<'a> {
+    mgr: &'a JobManager,
+}
+
+impl Drop for AdmissionHold<'_> {
+    fn drop(&mut self) {
+        let mut q = lock(&self.mgr.inner.queue);
+        q.holds = q.holds.saturating_sub(1);
+        self.mgr.inner.wake.notify_all();
     }
 }
 
@@ -501,13 +529,17 @@ fn shared_loop(inner: Arc<Inner>) {
         // Admission: jobs submitted since the last boundary join now.
         let admitted: Vec<Arc<JobShared>> = {
             let mut q = lock(&inner.queue);
-            while q.jobs.is_empty() && groups.is_empty() {
-                if q.closed {
+            while (q.jobs.is_empty() || q.holds > 0) && groups.is_empty() {
+                if q.closed && q.jobs.is_empty() {
                     return;
                 }
                 q = inner.wake.wait(q).unwrap_or_else(|e| e.into_inner());
             }
-            q.jobs.drain(..).collect()
+            if q.holds > 0 {
+                Vec::new()
+            } else {
+                q.jobs.drain(..).collect()
+            }
         };
         for job in admitted {
             if let Some(e) = job.stop_reason() {

@@ -413,6 +413,48 @@ fn identical_pagerank_jobs_share_a_lane_and_each_gets_the_result() {
     );
 }
 
+#[test]
+fn jobs_submitted_under_an_admission_hold_start_together() {
+    let snap = Catalog::new().publish("m", medium_graph(true));
+    let mgr = manager(ExecMode::Shared);
+    let pr = |d: f64| Algorithm::PageRank {
+        damping: d,
+        iterations: Some(20),
+        tolerance: 0.0,
+        max_iterations: 20,
+        personalization: None,
+    };
+    let hs: Vec<JobHandle> = {
+        let _hold = mgr.hold_admission();
+        let hs = (0..4)
+            .map(|i| {
+                let h = mgr
+                    .submit(
+                        Arc::clone(&snap),
+                        JobSpec::new(format!("pr{i}"), pr(0.5 + 0.1 * f64::from(i))),
+                    )
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(2));
+                h
+            })
+            .collect();
+        // Nothing starts while the hold lives.
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(mgr.stats().passes, 0);
+        hs
+    };
+    mgr.wait_all();
+    // One set of four lanes: 20 passes, not one more per late joiner.
+    assert_eq!(mgr.stats().passes, 20);
+    for (i, h) in hs.iter().enumerate() {
+        check(
+            snap.graph(),
+            &pr(0.5 + 0.1 * i as f64),
+            h.take_result().unwrap().values(),
+        );
+    }
+}
+
 /// A weighted path `0 → 1 → … → n−1` with unit weights: SSSP with Δ = 1
 /// takes one superstep per vertex.
 fn long_path(n: u32) -> Graph {
