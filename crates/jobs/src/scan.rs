@@ -74,7 +74,7 @@ pub struct ScanTable {
 }
 
 /// Bytes of one direction's arrays for vertices `s..e`.
-fn slice_bytes(offsets: &[u64], s: usize, e: usize, weighted: bool) -> u64 {
+pub(crate) fn slice_bytes(offsets: &[u64], s: usize, e: usize, weighted: bool) -> u64 {
     let edges = offsets[e] - offsets[s];
     8 * (e - s) as u64 + edges * (4 + if weighted { 8 } else { 0 })
 }

@@ -200,7 +200,10 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let mut frontier = VertexSubset::from_vertex(n, cfg.source);
     let mut level = 0u32;
     while !frontier.is_empty() {
+        // The length test first: a large frontier skips the degree sum
+        // (the executor's direction rule computes its own).
         let small = cfg.direction != Direction::Pull
+            && frontier.len() as u64 <= TEAM_MAX_WORK
             && frontier.len() as u64 + frontier.out_degree_sum(g) <= TEAM_MAX_WORK;
         if small {
             if let Some(_team) = crate::team::exclusive() {

@@ -176,8 +176,7 @@ impl ScanTask for SsspJob {
         // About one read of the out-edges with their weights: each vertex
         // relaxes its edges once per distance it settles at (more than once
         // only when a later bucket lowers it again).
-        let m = g.num_arcs();
-        let bytes = 8 * (g.num_vertices() as u64 + 1) + m * (4 + 8);
+        let bytes = crate::scan::slice_bytes(g.out().offsets(), 0, g.num_vertices(), true);
         Plan::Whole { bytes }
     }
 
