@@ -81,6 +81,22 @@ pub fn observe<R>(observer: Arc<dyn Observer>, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// The observer listening on this thread, if any: a kernel that records
+/// its supersteps from another thread (a team's leader, see
+/// [`crate::team`]) installs it there with [`observe`].
+pub fn current() -> Option<Arc<dyn Observer>> {
+    OBSERVER.with(|o| o.borrow().clone())
+}
+
+/// Runs `f` with `observer` (from [`current`]) listening on this thread, or
+/// as it is when there is none.
+pub fn observe_if<R>(observer: Option<&Arc<dyn Observer>>, f: impl FnOnce() -> R) -> R {
+    match observer {
+        Some(o) => observe(Arc::clone(o), f),
+        None => f(),
+    }
+}
+
 /// Records a superstep over `active` vertices: in [`GLOBAL`] and in this
 /// thread's observer.
 #[inline]

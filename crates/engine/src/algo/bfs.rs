@@ -257,10 +257,12 @@ fn small_levels(g: &Graph, p: &Program, frontier: Vec<VertexId>, level: &mut u32
         m.lock().unwrap_or_else(|e| e.into_inner())
     }
     crate::progress::superstep(cur.read().map_or(0, |f| f.len() as u64));
+    // The leader records progress for the calling thread's observer.
+    let observer = crate::progress::current();
     rayon::broadcast(|ctx| {
         let me = ctx.index();
         let leader = driver.map_or(me == 0, |d| d == me);
-        loop {
+        crate::progress::observe_if(observer.as_ref().filter(|_| leader), || loop {
             {
                 let f = cur.read().unwrap_or_else(|e| e.into_inner());
                 let d = depth_now.load(Ordering::Relaxed);
@@ -311,7 +313,7 @@ fn small_levels(g: &Graph, p: &Program, frontier: Vec<VertexId>, level: &mut u32
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-        }
+        })
     });
     // The levels expanded: the last one produced the returned frontier.
     *level = depth_now.load(Ordering::Relaxed);
