@@ -499,12 +499,18 @@ fn delta_stepping_team(
             let mut bins = LocalBins::default();
             let (mut base, mut k, mut round) = (0u64, 0u64, 0usize);
             // u's message if u is still in bucket k and its distance changed
-            // since it last sent one.
+            // since it last sent one. A load and a store, not a swap: two
+            // threads that pop the same entry at once may both relax it
+            // (the same offers twice, harmless), and no locked instruction
+            // is paid per frontier vertex.
             let fresh = |u: VertexId, k: u64| -> Option<f64> {
                 let d = p.dist(u);
-                (bucket(d, delta) == k
-                    && relaxed_at[u as usize].swap(d.to_bits(), Ordering::Relaxed) != d.to_bits())
-                .then_some(d)
+                let sent = &relaxed_at[u as usize];
+                let fresh = bucket(d, delta) == k && sent.load(Ordering::Relaxed) != d.to_bits();
+                if fresh {
+                    sent.store(d.to_bits(), Ordering::Relaxed);
+                }
+                fresh.then_some(d)
             };
             let relax = |bins: &mut LocalBins, u: VertexId, m: f64, base: u64| {
                 let nb = out.neighbors(u);
