@@ -76,7 +76,8 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     Ok(output(component))
 }
 
-/// Follows parents to the root, halving the path on the way.
+/// Follows parents to the root (read only: the compress passes shorten
+/// the paths, as in GAPBS, so no lookup pays a locked write).
 #[inline]
 fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
     loop {
@@ -84,40 +85,32 @@ fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
         if p == x {
             return x;
         }
-        let gp = parent[p as usize].load(Ordering::Relaxed);
-        if gp != p {
-            // Path halving: `gp` is an ancestor of `x`, so this keeps the
-            // tree and the invariant parent ≤ child. A failed exchange means
-            // another thread moved `x` up already.
-            let _ = parent[x as usize].compare_exchange_weak(
-                p,
-                gp,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
-        x = gp;
+        x = p;
     }
 }
 
-/// Joins the trees of `u` and `v`, hanging the larger root under the smaller.
+/// Joins the trees of `u` and `v` (GAPBS's `Link`): climbs from the two
+/// parents, hanging the higher of the two current ids under the lower once
+/// the higher is a root. Only a root is ever re-hung, and always under a
+/// smaller id, so parent ≤ child holds and every root is its tree's minimum.
 #[inline]
 fn link(parent: &[AtomicU32], u: u32, v: u32) {
-    let (mut a, mut b) = (u, v);
-    loop {
-        a = find(parent, a);
-        b = find(parent, b);
-        if a == b {
-            return;
-        }
-        let (hi, lo) = if a > b { (a, b) } else { (b, a) };
-        if parent[hi as usize]
-            .compare_exchange(hi, lo, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
+    let get = |x: u32| parent[x as usize].load(Ordering::Relaxed);
+    let (mut p1, mut p2) = (get(u), get(v));
+    while p1 != p2 {
+        let (high, low) = if p1 > p2 { (p1, p2) } else { (p2, p1) };
+        let p_high = get(high);
+        // Already hung under `low`, or hung there now.
+        if p_high == low
+            || (p_high == high
+                && parent[high as usize]
+                    .compare_exchange(high, low, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok())
         {
             return;
         }
-        // `hi` stopped being a root meanwhile: retry from the new roots.
+        p1 = get(get(high));
+        p2 = get(low);
     }
 }
 
