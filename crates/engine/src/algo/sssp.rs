@@ -270,6 +270,18 @@ impl LocalBins {
             self.far.push(v);
         }
     }
+
+    /// Offers `m` plus each weight to the matching neighbour and queues
+    /// every neighbour it lowers in its bucket of width `delta`.
+    #[inline]
+    fn relax(&mut self, p: &Program, nb: &[VertexId], ws: &[f64], m: f64, delta: f64, base: u64) {
+        for (&v, &w) in nb.iter().zip(ws) {
+            let d = p.over_edge(m, w);
+            if p.sparse_slot(v, d) {
+                self.file(v, bucket(d, delta), base);
+            }
+        }
+    }
 }
 
 /// Delta-stepping on the in-memory executor with GAPBS's bucket layout: each
@@ -334,15 +346,9 @@ fn delta_stepping_in_memory(
             // Relaxes edges lo..hi of u with message m, filing lowered
             // vertices into `local`.
             let relax = |local: &mut LocalBins, u: VertexId, m: f64, lo: usize, hi: usize| {
-                let nb = &out.neighbors(u)[lo..hi];
                 // prepare() checked that the graph is weighted.
                 let ws = out.weights(u).map_or(&[][..], |w| &w[lo..hi]);
-                for (&v, &w) in nb.iter().zip(ws) {
-                    let d = p.over_edge(m, w);
-                    if p.sparse_slot(v, d) {
-                        local.file(v, bucket(d, delta), base);
-                    }
-                }
+                local.relax(&p, &out.neighbors(u)[lo..hi], ws, m, delta, base);
             };
             let cur = (k - base) as usize;
             tasks
@@ -513,15 +519,9 @@ fn delta_stepping_team(
                 fresh.then_some(d)
             };
             let relax = |bins: &mut LocalBins, u: VertexId, m: f64, base: u64| {
-                let nb = out.neighbors(u);
                 // prepare() checked that the graph is weighted.
                 let ws = out.weights(u).unwrap_or(&[]);
-                for (&v, &w) in nb.iter().zip(ws) {
-                    let d = p.over_edge(m, w);
-                    if p.sparse_slot(v, d) {
-                        bins.file(v, bucket(d, delta), base);
-                    }
-                }
+                bins.relax(&p, out.neighbors(u), ws, m, delta, base);
             };
             loop {
                 {
