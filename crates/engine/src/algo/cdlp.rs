@@ -104,25 +104,53 @@ fn mode_of_sorted(xs: &[u32]) -> Option<u32> {
     best.map(|(_, x)| x)
 }
 
+/// The smallest most frequent of three labels.
+#[inline]
+fn mode_of_three(x: u32, y: u32, z: u32) -> u32 {
+    if x == y || x == z {
+        x
+    } else if y == z {
+        y
+    } else {
+        x.min(y).min(z)
+    }
+}
+
 /// Runs CDLP in parallel on the current rayon pool.
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let n = g.num_vertices();
     let mut label = initial_labels(g);
     let mut next = vec![0u32; n];
+    let (out, inc, directed) = (g.out(), g.inc(), g.is_directed());
     for _ in 0..cfg.iterations {
         let prev = &label;
         next.par_chunks_mut(crate::edge_map::MINI_CHUNK)
             .enumerate()
-            .for_each_init(Vec::new, |buf, (c, out)| {
+            .for_each_init(Vec::new, |buf, (c, slots)| {
                 let lo = c * crate::edge_map::MINI_CHUNK;
-                for (i, slot) in out.iter_mut().enumerate() {
+                for (i, slot) in slots.iter_mut().enumerate() {
                     let v = (lo + i) as VertexId;
-                    buf.clear();
-                    for list in neighbour_lists(g, v) {
-                        buf.extend(list.iter().map(|&u| prev[u as usize]));
-                    }
-                    buf.sort_unstable();
-                    *slot = mode_of_sorted(buf).unwrap_or(prev[v as usize]);
+                    let a = out.neighbors(v);
+                    let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
+                    let at = |j: usize| -> u32 {
+                        let u = if j < a.len() { a[j] } else { b[j - a.len()] };
+                        prev[u as usize]
+                    };
+                    // Degrees up to 3 (most of a road graph) without a sort;
+                    // with two labels, each occurring once or the same twice,
+                    // the smaller is the mode either way.
+                    *slot = match a.len() + b.len() {
+                        0 => prev[v as usize],
+                        1 => at(0),
+                        2 => at(0).min(at(1)),
+                        3 => mode_of_three(at(0), at(1), at(2)),
+                        _ => {
+                            buf.clear();
+                            buf.extend(a.iter().chain(b).map(|&u| prev[u as usize]));
+                            buf.sort_unstable();
+                            mode_of_sorted(buf).unwrap_or(prev[v as usize])
+                        }
+                    };
                 }
             });
         std::mem::swap(&mut label, &mut next);
@@ -272,6 +300,23 @@ mod tests {
         let mut bad = good;
         bad.iterations = 3;
         assert!(verify(&g, &cfg, &bad).is_err());
+    }
+
+    #[test]
+    fn the_three_label_shortcut_is_the_mode_of_the_sorted_labels() {
+        for x in 0..4 {
+            for y in 0..4 {
+                for z in 0..4 {
+                    let mut v = vec![x, y, z];
+                    v.sort_unstable();
+                    assert_eq!(
+                        Some(mode_of_three(x, y, z)),
+                        mode_of_sorted(&v),
+                        "{x} {y} {z}"
+                    );
+                }
+            }
+        }
     }
 
     proptest! {

@@ -19,8 +19,11 @@
 //! & Shun, SPAA 2017) / Ligra's `KCore`: at level `k`, every remaining vertex
 //! of degree ≤ k is removed with core `k`, its remaining neighbours'
 //! degrees drop (atomically), and those that fall to `k` are removed in the
-//! same level, round after round; then `k` moves to the smallest remaining
-//! degree. Core numbers are unique, so the result is identical at any
+//! same level; then `k` moves to the smallest remaining degree. Within a
+//! level a vertex that falls to `k` is peeled at once by the thread that
+//! lowered it (depth first, as in a sequential peel) rather than in a next
+//! parallel round, so a long chain (a road graph's paths) costs no round
+//! per link. Core numbers are unique, so the result is identical at any
 //! thread count.
 //!
 //! **Executor fit.** Fits the vertex-program form: each round is a sparse
@@ -90,7 +93,7 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         .into_par_iter()
         .map(|_| AtomicBool::new(true))
         .collect();
-    let mut core = vec![0u32; n];
+    let core: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
     // Vertices not yet removed; compacted at the start of every level.
     let mut remaining: Vec<VertexId> = (0..n as VertexId).collect();
     let mut k = 0u32;
@@ -109,32 +112,41 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
             .min()
             .unwrap_or(k);
         k = k.max(min_deg);
-        let mut frontier: Vec<VertexId> = remaining
+        let frontier: Vec<VertexId> = remaining
             .par_iter()
             .copied()
             .filter(|&v| deg[v as usize].load(Ordering::Relaxed) <= k)
             .collect();
-        while !frontier.is_empty() {
-            // Remove the whole frontier first, so the decrements below only
-            // touch vertices that stay (their degree is then > k).
-            frontier
-                .par_iter()
-                .for_each(|&v| alive[v as usize].store(false, Ordering::Relaxed));
-            for &v in &frontier {
-                core[v as usize] = k;
-            }
-            frontier = frontier
-                .par_iter()
-                .with_max_len(64)
-                .flat_map_iter(|&v| {
-                    view.neighbors(v).iter().copied().filter(|&u| {
-                        alive[u as usize].load(Ordering::Relaxed)
+        // Remove the whole frontier first, so the decrements below only
+        // touch vertices that stay (their degree is then > k).
+        frontier
+            .par_iter()
+            .for_each(|&v| alive[v as usize].store(false, Ordering::Relaxed));
+        // Then peel on from each frontier vertex in the thread that holds
+        // it: a neighbour whose degree falls to k joins this level at once
+        // (depth first, on the thread's own stack) instead of waiting for a
+        // next parallel round; on a road graph a level is a long chain of
+        // such rounds. Exactly one decrement of a vertex returns k + 1 (the
+        // one that lowers it to k), so each is claimed once; a decrement
+        // that races with the claim finds k or less and claims nothing.
+        frontier
+            .par_iter()
+            .for_each_init(Vec::new, |stack: &mut Vec<VertexId>, &v| {
+                stack.push(v);
+                while let Some(x) = stack.pop() {
+                    core[x as usize].store(k, Ordering::Relaxed);
+                    for &u in view.neighbors(x) {
+                        if alive[u as usize].load(Ordering::Relaxed)
                             && deg[u as usize].fetch_sub(1, Ordering::Relaxed) == k + 1
-                    })
-                })
-                .collect();
-        }
+                        {
+                            alive[u as usize].store(false, Ordering::Relaxed);
+                            stack.push(u);
+                        }
+                    }
+                }
+            });
     }
+    let core = core.into_par_iter().map(AtomicU32::into_inner).collect();
     Ok(finish(core, cfg))
 }
 
