@@ -41,6 +41,15 @@ use crate::error::{AlgoError, VerifyError};
 /// Default for [`Config::k`]: no k-core membership requested.
 pub const DEFAULT_K: Option<u32> = None;
 
+/// Graphs with fewer vertices + arcs (of the simple view) than this are
+/// peeled on one thread by bucket peeling, `O(n + m)`: below it the
+/// parallel peel's passes per level cost more than they share (email-Enron,
+/// 36,692 vertices and 43 levels: 5 ms in parallel).
+const SEQUENTIAL_BELOW: u64 = 1 << 20;
+
+/// Vertices a parallel pass over the remaining vertices hands to one task.
+const LEVEL_GRAIN: usize = 4096;
+
 /// Parameters of the decomposition.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
@@ -82,9 +91,19 @@ fn finish(core: Vec<u32>, cfg: &Config) -> Output {
 
 /// Computes core numbers by parallel level peeling.
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
+    run_with(g, cfg, SEQUENTIAL_BELOW)
+}
+
+/// [`run`] with the size below which one thread peels (tests pass 0 to
+/// exercise the parallel peel on small graphs).
+fn run_with(g: &Graph, cfg: &Config, sequential_below: u64) -> Result<Output, AlgoError> {
     check(g, cfg)?;
     let view = SimpleView::new(g);
     let n = g.num_vertices();
+    if (n as u64).saturating_add(view.num_arcs()) < sequential_below {
+        let core = bucket_peel_lists(n, |v| view.neighbors(v as VertexId));
+        return Ok(finish(core, cfg));
+    }
     let deg: Vec<AtomicU32> = (0..n as VertexId)
         .into_par_iter()
         .map(|v| AtomicU32::new(view.degree(v) as u32))
@@ -98,8 +117,12 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let mut remaining: Vec<VertexId> = (0..n as VertexId).collect();
     let mut k = 0u32;
     while !remaining.is_empty() {
+        // The level passes run inline below LEVEL_GRAIN vertices: a graph
+        // with many levels (email-Enron has 43) would otherwise pay a
+        // parallel pass's set-up three times per level.
         remaining = remaining
             .par_iter()
+            .with_min_len(LEVEL_GRAIN)
             .copied()
             .filter(|&v| alive[v as usize].load(Ordering::Relaxed))
             .collect();
@@ -108,12 +131,14 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         }
         let min_deg = remaining
             .par_iter()
+            .with_min_len(LEVEL_GRAIN)
             .map(|&v| deg[v as usize].load(Ordering::Relaxed))
             .min()
             .unwrap_or(k);
         k = k.max(min_deg);
         let frontier: Vec<VertexId> = remaining
             .par_iter()
+            .with_min_len(LEVEL_GRAIN)
             .copied()
             .filter(|&v| deg[v as usize].load(Ordering::Relaxed) <= k)
             .collect();
@@ -121,6 +146,7 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         // touch vertices that stay (their degree is then > k).
         frontier
             .par_iter()
+            .with_min_len(LEVEL_GRAIN)
             .for_each(|&v| alive[v as usize].store(false, Ordering::Relaxed));
         // Then peel on from each frontier vertex in the thread that holds
         // it: a neighbour whose degree falls to k joins this level at once
@@ -154,8 +180,14 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
 pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     check(g, cfg)?;
     let adj = plain_lists(g);
-    let n = adj.len();
-    let mut deg: Vec<usize> = adj.iter().map(Vec::len).collect();
+    let core = bucket_peel_lists(adj.len(), |v| &adj[v]);
+    Ok(finish(core, cfg))
+}
+
+/// Batagelj–Zaversnik bucket peeling over `n` vertices whose simple
+/// neighbour lists `nbrs(v)` gives: `O(n + m)` on one thread.
+fn bucket_peel_lists<'a>(n: usize, nbrs: impl Fn(usize) -> &'a [VertexId]) -> Vec<u32> {
+    let mut deg: Vec<usize> = (0..n).map(|v| nbrs(v).len()).collect();
     let max_deg = deg.iter().copied().max().unwrap_or(0);
     // Bucket sort vertices by degree: `vert` in degree order, `pos[v]` its
     // index there, `bin[d]` the first index of degree d.
@@ -176,7 +208,7 @@ pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     }
     for i in 0..n {
         let v = vert[i];
-        for &u in &adj[v] {
+        for &u in nbrs(v) {
             let u = u as usize;
             if deg[u] > deg[v] {
                 // Move u to the front of its bucket, then shrink its degree.
@@ -195,8 +227,7 @@ pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
             }
         }
     }
-    let core = deg.into_iter().map(|d| d as u32).collect();
-    Ok(finish(core, cfg))
+    deg.into_iter().map(|d| d as u32).collect()
 }
 
 /// Checks `out` on any graph. For each vertex `v` with `c = core[v]`: `v`
@@ -387,6 +418,10 @@ mod tests {
             let cfg = Config { k: Some(k).filter(|&k| k as usize <= g.num_vertices()) };
             let want = reference(&g, &cfg).unwrap();
             for t in THREADS {
+                // The parallel peel (no size cut-off) and `run` (which
+                // peels these small graphs on one thread).
+                let got = with_threads(t, || run_with(&g, &cfg, 0)).unwrap().unwrap();
+                prop_assert_eq!(&got, &want);
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
             }
