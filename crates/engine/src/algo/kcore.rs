@@ -24,7 +24,9 @@
 //! lowered it (depth first, as in a sequential peel) rather than in a next
 //! parallel round, so a long chain (a road graph's paths) costs no round
 //! per link. Core numbers are unique, so the result is identical at any
-//! thread count.
+//! thread count. Small graphs (under 2^20 vertices + arcs) are peeled by
+//! Batagelj–Zaversnik on one thread, where the passes per level would cost
+//! more than they share.
 //!
 //! **Executor fit.** Fits the vertex-program form: each round is a sparse
 //! signal from the removed frontier to its neighbours (a degree decrement)
@@ -89,7 +91,8 @@ fn finish(core: Vec<u32>, cfg: &Config) -> Output {
     }
 }
 
-/// Computes core numbers by parallel level peeling.
+/// Computes core numbers by parallel level peeling (graphs below
+/// [`SEQUENTIAL_BELOW`] vertices + arcs: bucket peeling on one thread).
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     run_with(g, cfg, SEQUENTIAL_BELOW)
 }
