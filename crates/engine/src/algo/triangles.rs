@@ -511,34 +511,118 @@ fn worth_relabelling(view: &SimpleView<'_>) -> bool {
 /// `w < v < u` is found once, at `u`, as `w` in both `N(u)` and `N(v)`
 /// below `v`.
 fn count_total_by_id(view: &SimpleView<'_>) -> u64 {
+    let bitmaps = Bitmaps::new(view.num_vertices());
     (0..view.num_vertices() as VertexId)
         .into_par_iter()
         .with_max_len(64)
-        .map(|u| {
-            let nu = view.neighbors(u);
-            let mut count = 0u64;
-            // Linear scans with early exits, as GAPBS: on the small lists
-            // of sparse graphs they beat binary searches for the bounds.
-            for &v in nu {
-                if v > u {
-                    break;
-                }
-                let mut it = 0;
-                for &w in view.neighbors(v) {
-                    if w > v {
-                        break;
-                    }
-                    // Stops at v at the latest: v is in N(u) and w < v
-                    // (the view has no self-loops), so `it` stays in bounds.
-                    while nu[it] < w {
-                        it += 1;
-                    }
-                    count += u64::from(nu[it] == w);
-                }
-            }
-            count
-        })
+        .map(|u| triangles_below(view, &bitmaps, u, |_, _| {}))
         .sum()
+}
+
+/// Lower neighbour lists at least this long are intersected through a
+/// bitmap of the list rather than by merging: the merges' cursor walks
+/// `N(u)` once per lower neighbour, `O(d²)` at a hub (email-Enron's reach
+/// 1,383), where the bitmap costs `O(d)` to set and clear.
+const BITMAP_MIN_DEGREE: usize = 32;
+
+/// One bitmap of `n` bits per worker, allocated on first use.
+struct Bitmaps {
+    n: usize,
+    slots: Vec<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl Bitmaps {
+    fn new(n: usize) -> Self {
+        Bitmaps {
+            n,
+            slots: (0..rayon::current_num_threads().max(1))
+                .map(|_| std::sync::Mutex::new(Vec::new()))
+                .collect(),
+        }
+    }
+
+    /// Runs `f` on the calling worker's bitmap (all bits clear on entry
+    /// and, `f` must ensure, on return).
+    fn with<R>(&self, f: impl FnOnce(&mut [u64]) -> R) -> R {
+        let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
+        let mut bits = self.slots[i].lock().unwrap_or_else(|e| e.into_inner());
+        if bits.is_empty() {
+            bits.resize(self.n.div_ceil(64), 0);
+        }
+        f(&mut bits)
+    }
+}
+
+/// The triangles `w < v < u` of the view, found at `u` (each triangle of
+/// the view exactly once over all `u`): `credit(v, k)` is called for the
+/// `k ≥ 1` found through each lower neighbour `v`, and `credit(w, 1)` for
+/// each third corner `w`; returns their number. Short lists use GAPBS's
+/// `OrderedCount` scans (break at `v > u` and `w > v`, one forward cursor
+/// in `N(u)`), long ones a bitmap of `N(u) ∩ [0, u)`.
+#[inline]
+fn triangles_below(
+    view: &SimpleView<'_>,
+    bitmaps: &Bitmaps,
+    u: VertexId,
+    mut credit: impl FnMut(VertexId, u64),
+) -> u64 {
+    let nu = view.neighbors(u);
+    let mut at_u = 0u64;
+    if nu.len() >= BITMAP_MIN_DEGREE {
+        let lower = &nu[..nu.partition_point(|&v| v < u)];
+        if lower.len() >= BITMAP_MIN_DEGREE {
+            return bitmaps.with(|bits| {
+                for &w in lower {
+                    bits[w as usize / 64] |= 1 << (w % 64);
+                }
+                for &v in lower {
+                    let mut at_v = 0u64;
+                    for &w in view.neighbors(v) {
+                        if w > v {
+                            break;
+                        }
+                        if bits[w as usize / 64] >> (w % 64) & 1 == 1 {
+                            credit(w, 1);
+                            at_v += 1;
+                        }
+                    }
+                    if at_v > 0 {
+                        credit(v, at_v);
+                        at_u += at_v;
+                    }
+                }
+                for &w in lower {
+                    bits[w as usize / 64] = 0;
+                }
+                at_u
+            });
+        }
+    }
+    for &v in nu {
+        if v > u {
+            break;
+        }
+        let (mut it, mut at_v) = (0, 0u64);
+        for &w in view.neighbors(v) {
+            if w > v {
+                break;
+            }
+            // In bounds: v is in N(u) and w < v (the view has no
+            // self-loops), so the cursor stops at v at the latest.
+            while nu[it] < w {
+                it += 1;
+            }
+            if nu[it] == w {
+                credit(w, 1);
+                at_v += 1;
+            }
+        }
+        if at_v > 0 {
+            credit(v, at_v);
+            at_u += at_v;
+        }
+    }
+    at_u
 }
 
 /// The view relabelled by rank `(degree, id)` (GAPBS's degree relabel):
@@ -618,6 +702,10 @@ fn count_total_by_rank(view: &SimpleView<'_>) -> u64 {
         .sum()
 }
 
+/// Per-thread counter arrays up to this many bytes in all are used in id
+/// order too (see [`per_vertex_counts`]); larger graphs add atomically.
+const SMALL_COUNTERS_BYTES: u64 = 4 << 20;
+
 /// Most bytes of per-thread counter arrays [`per_vertex_counts`] allocates
 /// (`threads × n × 8`); above it, it falls back to atomic counters.
 const THREAD_COUNTERS_LIMIT: u64 = 2 << 30;
@@ -688,6 +776,12 @@ fn credit_common(a: &[VertexId], b: &[VertexId], counts: &mut [u64]) -> u64 {
 /// [`triangle_weights`] when the counters would exceed
 /// [`THREAD_COUNTERS_LIMIT`].
 pub(crate) fn per_vertex_counts(view: &SimpleView<'_>) -> Vec<u64> {
+    per_vertex_counts_with(view, SMALL_COUNTERS_BYTES)
+}
+
+/// [`per_vertex_counts`] with the counter budget of the id-order path
+/// (tests pass 0 to exercise the atomic adds on small graphs).
+fn per_vertex_counts_with(view: &SimpleView<'_>, small_counters_bytes: u64) -> Vec<u64> {
     let n = view.num_vertices();
     let threads = rayon::current_num_threads().max(1) as u64;
     if threads * n as u64 * 8 > THREAD_COUNTERS_LIMIT {
@@ -718,13 +812,26 @@ pub(crate) fn per_vertex_counts(view: &SimpleView<'_>) -> Vec<u64> {
         }
         per_vertex
     } else {
-        // Degrees are low or even (not worth relabelling): a triangle
-        // `w < v < u` is found once, at `u`, by the linear scans of
-        // `count_total_by_id`, and credited to `v` and `w` by atomic adds.
-        // Such graphs have few triangles per vertex (the road graph: 22,327
-        // in 1.07 M vertices), so the adds are rare and per-thread counters
-        // (to clear and sum: 16 MiB for a million vertices at two threads)
-        // would cost more than they save.
+        // Not worth relabelling: each triangle `w < v < u` is found once,
+        // at `u`, by `triangles_below`. Its corners are credited in the
+        // per-thread counters on small graphs, and with relaxed atomic adds
+        // on large ones: there the counters (16 MiB to clear and sum for a
+        // million vertices at two threads) cost more than the adds, which
+        // are rare on such graphs (the road graph: 22,327 triangles in 1.07 M
+        // vertices).
+        let bitmaps = Bitmaps::new(n);
+        if threads * n as u64 * 8 <= small_counters_bytes {
+            (0..n as VertexId)
+                .into_par_iter()
+                .with_max_len(64)
+                .for_each(|u| {
+                    counters.with(|c| {
+                        let at_u = triangles_below(view, &bitmaps, u, |x, k| c[x as usize] += k);
+                        c[u as usize] += at_u;
+                    })
+                });
+            return counters.sum();
+        }
         drop(counters);
         let counts: Vec<AtomicU64> = (0..n)
             .into_par_iter()
@@ -735,31 +842,9 @@ pub(crate) fn per_vertex_counts(view: &SimpleView<'_>) -> Vec<u64> {
             .into_par_iter()
             .with_max_len(64)
             .for_each(|u| {
-                let nu = view.neighbors(u);
-                let mut at_u = 0u64;
-                for &v in nu {
-                    if v > u {
-                        break;
-                    }
-                    let (mut it, mut at_v) = (0, 0u64);
-                    for &w in view.neighbors(v) {
-                        if w > v {
-                            break;
-                        }
-                        // In bounds: v is in N(u) and w < v.
-                        while nu[it] < w {
-                            it += 1;
-                        }
-                        if nu[it] == w {
-                            counts[w as usize].fetch_add(1, Ordering::Relaxed);
-                            at_v += 1;
-                        }
-                    }
-                    if at_v > 0 {
-                        counts[v as usize].fetch_add(at_v, Ordering::Relaxed);
-                        at_u += at_v;
-                    }
-                }
+                let at_u = triangles_below(view, &bitmaps, u, |x, k| {
+                    counts[x as usize].fetch_add(k, Ordering::Relaxed);
+                });
                 if at_u > 0 {
                     counts[u as usize].fetch_add(at_u, Ordering::Relaxed);
                 }
@@ -875,7 +960,18 @@ mod tests {
             for t in THREADS {
                 let got = with_threads(t, || per_vertex_counts(&view)).unwrap();
                 assert_eq!(got, want, "{t} threads");
+                let atomic = with_threads(t, || per_vertex_counts_with(&view, 0)).unwrap();
+                assert_eq!(atomic, want, "{t} threads, atomic adds");
+                // The id-order total on both (kron's hubs take the bitmap).
+                let total = with_threads(t, || count_total_by_id(&view)).unwrap();
+                assert_eq!(3 * total, want.iter().sum::<u64>(), "{t} threads");
             }
+            let long = (0..g.num_vertices() as VertexId)
+                .filter(|&u| {
+                    view.neighbors(u).iter().filter(|&&v| v < u).count() >= BITMAP_MIN_DEGREE
+                })
+                .count();
+            assert!(long > 0, "no list takes the bitmap");
             assert_eq!(
                 run(g, &Config::default()).unwrap().per_vertex,
                 reference(g, &Config::default()).unwrap().per_vertex
