@@ -149,9 +149,13 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
                     let c = colour[v as usize].load(Ordering::Relaxed);
                     let (colour, changed) = (&colour, &changed);
                     g.out_neighbors(v).iter().copied().filter(move |&u| {
+                        // Plain loads first: most offers do not lower the
+                        // colour, and a locked read-modify-write per edge
+                        // would take the line exclusively every time.
                         live(u)
+                            && colour[u as usize].load(Ordering::Relaxed) > c
                             && colour[u as usize].fetch_min(c, Ordering::Relaxed) > c
-                            && !changed[u as usize].swap(true, Ordering::Relaxed)
+                            && claim(&changed[u as usize])
                     })
                 })
                 .collect();
@@ -261,11 +265,18 @@ fn reach(
                 let (seen, allowed) = (&seen, &allowed);
                 nb.iter()
                     .copied()
-                    .filter(move |&u| allowed(u) && !seen[u as usize].swap(true, Ordering::Relaxed))
+                    .filter(move |&u| allowed(u) && claim(&seen[u as usize]))
             })
             .collect();
     }
     seen
+}
+
+/// Sets `flag`; whether this call set it. A plain load first, so that an
+/// edge to a vertex already claimed costs no locked instruction.
+#[inline]
+fn claim(flag: &AtomicBool) -> bool {
+    !flag.load(Ordering::Relaxed) && !flag.swap(true, Ordering::Relaxed)
 }
 
 /// Backward BFS from every root at once, each staying within its root's
@@ -296,7 +307,7 @@ fn reach_coloured(
                 g.in_neighbors(v).iter().copied().filter(move |&u| {
                     comp[u as usize].load(Ordering::Relaxed) == UNASSIGNED
                         && colour[u as usize].load(Ordering::Relaxed) == c
-                        && !seen[u as usize].swap(true, Ordering::Relaxed)
+                        && claim(&seen[u as usize])
                 })
             })
             .collect();
