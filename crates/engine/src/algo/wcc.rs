@@ -214,7 +214,9 @@ impl VertexProgram for Program {
     fn sparse_slot(&self, dst: VertexId, msg: u32) -> bool {
         // True for every message that lowers the label, so `dst` may appear
         // more than once in a sparse step's output; the driver deduplicates.
-        msg < self.label[dst as usize].fetch_min(msg, Ordering::Relaxed)
+        // A plain load first: most messages do not lower the label.
+        let cell = &self.label[dst as usize];
+        msg < cell.load(Ordering::Relaxed) && msg < cell.fetch_min(msg, Ordering::Relaxed)
     }
 
     fn dense_signal(&self, _v: VertexId, edges: InEdges<'_>) -> Option<u32> {
