@@ -26,9 +26,10 @@
 //!    forward until stable, so `colour[v]` is the smallest remaining id that
 //!    reaches `v`; each vertex `r` with `colour[r] == r` is the smallest id
 //!    of its component, which is the set of vertices of colour `r` that
-//!    reach `r` (a backward BFS within the colour). Repeat on what remains;
-//!    once at most `SERIAL_CUTOFF` vertices remain, finish with Tarjan
-//!    (a chain of k small components would otherwise take k rounds).
+//!    reach `r` (a backward BFS within the colour). Repeat on what remains.
+//!    Whenever at most `SERIAL_CUTOFF` vertices remain (before the first
+//!    round too), finish with Tarjan (a chain of k small components would
+//!    otherwise take k rounds).
 //!
 //! `reference` is Tarjan's algorithm ("Depth-first search and linear graph
 //! algorithms", SIAM J. Comput. 1972), iterative so deep graphs cannot
@@ -50,11 +51,15 @@ use crate::error::{AlgoError, VerifyError};
 /// never present in an output).
 const UNASSIGNED: u32 = u32::MAX;
 
-/// After at least one colouring round, at most this many remaining vertices
-/// are finished by sequential Tarjan (as in Slota et al.'s Multistep, whose
-/// cut-off is of this order): the colouring needs one round per component
-/// along a chain of components, Tarjan one pass.
-const SERIAL_CUTOFF: usize = 100_000;
+/// At most this many vertices left (after forward–backward or a colouring
+/// round) are finished by sequential Tarjan, as in Slota et al.'s
+/// Multistep: the colouring needs one round per component along a chain
+/// of components, Tarjan one pass. Their cut-off is 100,000 on many cores;
+/// at two threads a colouring round pays off later. On cnr-2000 Tarjan on
+/// the 116,921 vertices left by forward–backward beat one colouring round
+/// (19 ms) followed by Tarjan on the 63,322 it left (5 ms): 58 → 44 ms in
+/// all (bench/NOTES.md, session 6).
+const SERIAL_CUTOFF: usize = 200_000;
 
 /// SCC takes no parameters; the struct exists so every algorithm has the
 /// same `run(g, cfg)` shape.
@@ -124,9 +129,8 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
         .collect();
-    let mut rounds = 0;
     while !remaining.is_empty() {
-        if rounds > 0 && remaining.len() <= serial_cutoff {
+        if remaining.len() <= serial_cutoff {
             tarjan(g, remaining.iter().copied(), live, |members, label| {
                 for &x in members {
                     comp[x as usize].store(label, Ordering::Relaxed);
@@ -134,7 +138,6 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
             });
             break;
         }
-        rounds += 1;
         remaining
             .par_iter()
             .for_each(|&v| colour[v as usize].store(v, Ordering::Relaxed));
