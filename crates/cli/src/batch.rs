@@ -406,6 +406,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         mode: a.mode,
         threads,
         llc_bytes: llc,
+        llc_cache: Some(crate::probe::llc_cache_path(ctx)),
         memory_limit_bytes: memory,
         fuse: !a.no_fuse,
         fuse_sssp: a.fuse_sssp,
@@ -559,7 +560,8 @@ fn batch_scheduled(
     llc: Option<u64>,
     memory: Option<u64>,
 ) -> anyhow::Result<()> {
-    let llc_info = plexus_jobs::cache::detect_llc(llc);
+    let llc_info =
+        plexus_jobs::cache::detect_llc_cached(llc, Some(&crate::probe::llc_cache_path(ctx)));
     let mut profiles = HashMap::new();
     for (name, snap) in snaps {
         let p =

@@ -20,6 +20,15 @@ use crate::graph_cmds::Ctx;
 /// File in the data directory holding the last probe.
 pub const MACHINE_FILE: &str = "machine.json";
 
+/// File in the data directory remembering the detected last-level cache
+/// (`plexus_jobs::cache::detect_llc_cached`).
+pub const LLC_FILE: &str = "llc.json";
+
+/// Where `batch` remembers the detected LLC: [`LLC_FILE`] in the data directory.
+pub fn llc_cache_path(ctx: &Ctx) -> std::path::PathBuf {
+    ctx.data.root().join(LLC_FILE)
+}
+
 #[derive(Args, Debug)]
 pub struct ProbeArgs {
     /// Size of each of the three arrays, in MiB (default 512: 1.5 GiB in all,

@@ -194,7 +194,13 @@ pub fn profile(ctx: &Ctx, a: ProfileArgs) -> anyhow::Result<()> {
                     algorithms: a.algos.clone(),
                     runs: a.runs as usize,
                     max_threads: a.max_threads.unwrap_or_else(cores).max(1),
-                    llc_bytes: None,
+                    llc_bytes: Some(
+                        plexus_jobs::cache::detect_llc_cached(
+                            None,
+                            Some(&crate::probe::llc_cache_path(ctx)),
+                        )
+                        .bytes,
+                    ),
                 },
                 |msg| {
                     if !quiet {

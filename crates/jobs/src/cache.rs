@@ -22,7 +22,7 @@
 use std::time::Instant;
 
 /// Where the LLC size came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LlcSource {
     /// Given by the user.
@@ -36,7 +36,7 @@ pub enum LlcSource {
 }
 
 /// The LLC size the shared scan plans with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Llc {
     /// Bytes.
     pub bytes: u64,
@@ -193,6 +193,60 @@ pub fn detect_llc(override_bytes: Option<u64>) -> Llc {
     }
 }
 
+/// What [`detect_llc_cached`] remembers: the detection and the machine it
+/// was made on.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedLlc {
+    /// `model name` of the first CPU in `/proc/cpuinfo`.
+    cpu: String,
+    llc: Llc,
+}
+
+/// The first CPU's model name, as `/proc/cpuinfo` gives it ("" when unknown).
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// [`detect_llc`], remembered in the file `cache` (JSON) so that later
+/// runs on the same machine skip the pointer chase (about a third of a
+/// second per command). The file is used when it was written for the same
+/// CPU model and sysfs still reports the same size; otherwise (missing,
+/// unreadable, another machine) the LLC is measured again and the file
+/// rewritten through a temporary file and a rename. A failed write only
+/// loses the cache. An override is returned as [`detect_llc`] returns it.
+pub fn detect_llc_cached(override_bytes: Option<u64>, cache: Option<&std::path::Path>) -> Llc {
+    let Some(path) = cache.filter(|_| override_bytes.is_none()) else {
+        return detect_llc(override_bytes);
+    };
+    let cpu = cpu_model();
+    let sysfs = sysfs_llc_bytes();
+    let remembered = std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<CachedLlc>(&b).ok())
+        .filter(|c| {
+            c.cpu == cpu && c.llc.sysfs_bytes == sysfs && c.llc.source != LlcSource::Override
+        });
+    if let Some(c) = remembered {
+        return c.llc;
+    }
+    let llc = detect_llc(None);
+    if let Ok(text) = serde_json::to_vec_pretty(&CachedLlc { cpu, llc }) {
+        let tmp = path.with_extension("json.tmp");
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    llc
+}
+
 /// GraphM's Formula 1 solved for `S_c` (bytes of topology per chunk):
 /// `(llc − reserve) / (threads · (1 + |V| · U_v / S_G))`, with the reserve
 /// an eighth of the LLC, and at least 64 KiB.
@@ -214,6 +268,47 @@ pub fn chunk_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remembered_llc_is_reused_and_a_foreign_one_measured_again() {
+        let dir = std::env::temp_dir().join(format!("plexus-llc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("llc.json");
+        // A file written for this machine is returned as it is, unmeasured.
+        let planted = Llc {
+            bytes: 12345 << 10,
+            source: LlcSource::Measured,
+            sysfs_bytes: sysfs_llc_bytes(),
+            measured_bytes: Some(12345 << 10),
+        };
+        let text = serde_json::to_vec(&CachedLlc {
+            cpu: cpu_model(),
+            llc: planted,
+        })
+        .unwrap();
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(detect_llc_cached(None, Some(&path)), planted);
+        // An override wins and leaves the file alone.
+        assert_eq!(detect_llc_cached(Some(1 << 20), Some(&path)).bytes, 1 << 20);
+        assert_eq!(std::fs::read(&path).unwrap(), text);
+        // Another CPU's file, or a corrupt one, is measured again and rewritten.
+        for stale in [
+            serde_json::to_vec(&CachedLlc {
+                cpu: "another cpu".into(),
+                llc: planted,
+            })
+            .unwrap(),
+            b"{not json".to_vec(),
+        ] {
+            std::fs::write(&path, stale).unwrap();
+            let got = detect_llc_cached(None, Some(&path));
+            assert_ne!(got, planted);
+            let kept: CachedLlc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            assert_eq!(kept.llc, got);
+            assert_eq!(kept.cpu, cpu_model());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn sysfs_sizes_parse() {

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 
 use plexus_graph::Graph;
 
-use crate::cache::{chunk_bytes, detect_llc, Llc};
+use crate::cache::{chunk_bytes, detect_llc_cached, Llc};
 use crate::error::JobError;
 use crate::job::{JobHandle, JobShared, JobStatus};
 use crate::lanes::new_task;
@@ -76,6 +76,9 @@ pub struct ManagerConfig {
     pub threads: usize,
     /// Last-level cache size in bytes to plan chunks with; `None`: detect.
     pub llc_bytes: Option<u64>,
+    /// Where a detected LLC is remembered between runs (see
+    /// [`crate::cache::detect_llc_cached`]); `None`: measure every time.
+    pub llc_cache: Option<std::path::PathBuf>,
     /// Memory the jobs' state may use, in bytes; `None`: `MemAvailable`.
     pub memory_limit_bytes: Option<u64>,
     /// In shared mode, fuse jobs of one algorithm into lanes (default true).
@@ -99,6 +102,7 @@ impl Default for ManagerConfig {
             mode: ExecMode::Shared,
             threads: 0,
             llc_bytes: None,
+            llc_cache: None,
             memory_limit_bytes: None,
             fuse: true,
             fuse_sssp: false,
@@ -171,10 +175,11 @@ pub struct JobManager {
 
 impl JobManager {
     /// A manager with its own thread pool; detects the LLC now (about a
-    /// third of a second) unless `cfg.llc_bytes` is given.
+    /// third of a second, unless remembered in `cfg.llc_cache`) unless
+    /// `cfg.llc_bytes` is given.
     pub fn new(cfg: ManagerConfig) -> Result<Self, JobError> {
         let pool = build_pool(cfg.threads, cfg.cpus.clone())?;
-        let llc = detect_llc(cfg.llc_bytes);
+        let llc = detect_llc_cached(cfg.llc_bytes, cfg.llc_cache.as_deref());
         let inner = Arc::new(Inner {
             cfg,
             pool: Mutex::new(Arc::new(pool)),

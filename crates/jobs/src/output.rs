@@ -124,18 +124,27 @@ impl JobOutput {
                 json!({"iterations": iterations, "converged": converged, "top": top})
             }
             Values::Wcc { component, count } => {
-                let mut sizes = std::collections::HashMap::<u32, u64>::new();
+                // Component ids are internal ids (< n): count in an array.
+                let mut sizes = vec![0u32; component.len()];
                 for &c in component {
-                    *sizes.entry(c).or_default() += 1;
+                    if let Some(s) = sizes.get_mut(c as usize) {
+                        *s += 1;
+                    }
                 }
-                let largest = sizes.values().max().copied().unwrap_or(0);
+                let largest = sizes.iter().max().copied().unwrap_or(0);
                 json!({"components": count, "largest": largest})
             }
             Values::Cdlp { label, iterations } => {
-                let mut l = label.clone();
-                l.sort_unstable();
-                l.dedup();
-                json!({"communities": l.len(), "iterations": iterations})
+                // Labels are natural ids (< n): mark them in an array.
+                let mut seen = vec![false; label.len()];
+                let mut communities = 0usize;
+                for &l in label {
+                    if let Some(s) = seen.get_mut(l as usize) {
+                        communities += usize::from(!*s);
+                        *s = true;
+                    }
+                }
+                json!({"communities": communities, "iterations": iterations})
             }
         }
     }
@@ -204,5 +213,34 @@ impl JobOutput {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::SnapshotId;
+    use plexus_graph::{BuildOptions, Graph};
+
+    fn output(values: Values) -> JobOutput {
+        let g = Graph::from_edges(5, &[(0, 1), (2, 3)], &BuildOptions::undirected()).unwrap();
+        JobOutput {
+            snapshot: Arc::new(Snapshot::new("g", SnapshotId(1), g)),
+            values,
+        }
+    }
+
+    #[test]
+    fn component_and_community_summaries_count_labels() {
+        let wcc = output(Values::Wcc {
+            component: vec![0, 0, 2, 2, 4],
+            count: 3,
+        });
+        assert_eq!(wcc.summary(), json!({"components": 3, "largest": 2}));
+        let cdlp = output(Values::Cdlp {
+            label: vec![3, 3, 1, 1, 3],
+            iterations: 10,
+        });
+        assert_eq!(cdlp.summary(), json!({"communities": 2, "iterations": 10}));
     }
 }
