@@ -35,6 +35,7 @@
 pub mod algo;
 pub mod edge_map;
 pub mod error;
+pub mod hugepages;
 pub mod prefetch;
 pub mod program;
 pub mod progress;

@@ -66,8 +66,9 @@ pub struct Output {
 /// `L_0`: the natural id of every vertex.
 fn initial_labels(g: &Graph) -> Vec<u32> {
     match g.old_of_new() {
-        Some(p) => p.to_vec(),
-        None => (0..g.num_vertices() as u32).collect(),
+        // Read in the random order of neighbour lists: on huge pages.
+        Some(p) => crate::hugepages::from_fn(p.len(), |v| p[v]),
+        None => crate::hugepages::from_fn(g.num_vertices(), |v| v as u32),
     }
 }
 
@@ -154,7 +155,7 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
     use std::sync::Mutex;
     let n = g.num_vertices();
     let mut label = initial_labels(g);
-    let mut next = vec![0u32; n];
+    let mut next = crate::hugepages::filled(n, 0u32);
     let (out, inc, directed) = (g.out(), g.inc(), g.is_directed());
     // One label-count array per worker, kept across iterations; labels are
     // natural ids, so below n.

@@ -143,7 +143,8 @@ pub struct Program {
 impl Program {
     /// All distances infinite but the source's, 0.
     pub fn new(n: usize, source: VertexId) -> Self {
-        let dist: Vec<AtomicF64> = (0..n).map(|_| AtomicF64::new(f64::INFINITY)).collect();
+        // Read in the random order of neighbour lists: on huge pages.
+        let dist: Vec<AtomicF64> = crate::hugepages::from_fn(n, |_| AtomicF64::new(f64::INFINITY));
         if let Some(d) = dist.get(source as usize) {
             d.store(0.0);
         }
@@ -308,7 +309,8 @@ fn delta_stepping_in_memory(
     let mut frontier: Vec<VertexId> = vec![source];
     let mut iterations = 0;
     // The distance (bits) each vertex last sent along its edges; NaN: never.
-    let relaxed_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(f64::NAN.to_bits())).collect();
+    let relaxed_at: Vec<AtomicU64> =
+        crate::hugepages::from_fn(n, |_| AtomicU64::new(f64::NAN.to_bits()));
     loop {
         if !frontier.is_empty() {
             if crate::progress::cancel_requested() {
@@ -481,7 +483,8 @@ fn delta_stepping_team(
     let p = Program::new(n, source);
     let out = g.out();
     let threads = rayon::current_num_threads();
-    let relaxed_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(f64::NAN.to_bits())).collect();
+    let relaxed_at: Vec<AtomicU64> =
+        crate::hugepages::from_fn(n, |_| AtomicU64::new(f64::NAN.to_bits()));
     let published: Vec<RwLock<Vec<VertexId>>> = (0..threads).map(|_| RwLock::default()).collect();
     if let Some(first) = published.first() {
         first

@@ -121,7 +121,8 @@ const SAMPLES: usize = 1024;
 
 fn union_find(g: &Graph) -> Vec<u32> {
     let n = g.num_vertices();
-    let parent: Vec<AtomicU32> = (0..n as u32).into_par_iter().map(AtomicU32::new).collect();
+    // Read in the random order of neighbour lists: on huge pages.
+    let parent: Vec<AtomicU32> = crate::hugepages::from_fn(n, |v| AtomicU32::new(v as u32));
     let compress = || {
         (0..n as VertexId)
             .into_par_iter()

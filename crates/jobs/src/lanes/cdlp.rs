@@ -50,7 +50,7 @@ impl CdlpGroup {
         let n = g.num_vertices();
         CdlpGroup {
             jobs: Vec::new(),
-            label: (0..n as VertexId).map(|v| g.natural_id(v)).collect(),
+            label: plexus_engine::hugepages::from_fn(n, |v| g.natural_id(v as VertexId)),
             next: Vec::new(),
             done: 0,
         }
@@ -83,7 +83,7 @@ impl ScanTask for CdlpGroup {
         }
         let n = g.num_vertices();
         if self.next.len() != n {
-            self.next = (0..n).map(|_| AtomicU32::new(0)).collect();
+            self.next = plexus_engine::hugepages::from_fn(n, |_| AtomicU32::new(0));
         }
         for (j, _) in &self.jobs {
             j.mark_running();

@@ -372,8 +372,15 @@ impl ScanTask for PageRankLanes {
             // Vertex step: contributions, then each lane's dangling mass.
             let stride = self.stride();
             let mut contrib = std::mem::take(&mut self.contrib);
-            contrib.clear();
-            contrib.resize((n * stride).div_ceil(8), Line::default());
+            let lines = (n * stride).div_ceil(8);
+            if contrib.capacity() < lines {
+                // Rows are read in random order: huge pages spare a page
+                // walk per miss (plexus_engine::hugepages).
+                contrib = plexus_engine::hugepages::filled(lines, Line::default());
+            } else {
+                contrib.clear();
+                contrib.resize(lines, Line::default());
+            }
             let rank = &self.rank;
             let rows: &mut [f64] = bytemuck::cast_slice_mut(&mut contrib);
             rows[..n * stride]
@@ -404,7 +411,7 @@ impl ScanTask for PageRankLanes {
             self.fresh = true;
         }
         if self.next.len() != n * k {
-            self.next = (0..n * k).map(|_| AtomicF64::new(0.0)).collect();
+            self.next = plexus_engine::hugepages::from_fn(n * k, |_| AtomicF64::new(0.0));
         }
         for job in self.lanes.iter().flat_map(Lane::all_jobs) {
             job.mark_running();
