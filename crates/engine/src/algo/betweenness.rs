@@ -216,7 +216,8 @@ struct Scratch {
 impl Scratch {
     fn new(n: usize) -> Self {
         Scratch {
-            cells: vec![FRESH; n],
+            // Read in the random order of neighbour lists: on huge pages.
+            cells: crate::hugepages::filled(n, FRESH),
             order: Vec::new(),
         }
     }
