@@ -145,6 +145,7 @@ pub struct InEdges<'a> {
 
 impl<'a> InEdges<'a> {
     /// A view over `sources` with parallel `weights` (or none).
+    #[inline]
     pub fn new(sources: &'a [VertexId], weights: Option<&'a [Weight]>, active: Active<'a>) -> Self {
         InEdges {
             sources,
@@ -154,6 +155,7 @@ impl<'a> InEdges<'a> {
     }
 
     /// The edges of `v` in `adj`.
+    #[inline]
     pub fn of(adj: &'a Adjacency, v: VertexId, active: Active<'a>) -> Self {
         InEdges::new(adj.neighbors(v), adj.weights(v), active)
     }
