@@ -375,12 +375,27 @@ impl InMemory<'_> {
                         }
                     }
                 };
-                let next = pull_vertices(g, |v| dense_vertex(g, p, v, active, symmetric));
+                // Each vertex's in-list starts on a line of its own that
+                // misses the cache; the loop body is long enough that the
+                // core keeps few such misses in flight, so ask for the list
+                // of the vertex DENSE_PREFETCH_AHEAD ids on (if it will be
+                // read) while this one is processed.
+                let (offsets, sources) = (g.inc().offsets(), g.inc().neighbor_array());
+                let next = pull_vertices(g, |v| {
+                    let ahead = v as usize + DENSE_PREFETCH_AHEAD;
+                    if ahead < n && p.cond(ahead as VertexId) {
+                        crate::prefetch::prefetch(sources, offsets[ahead] as usize);
+                    }
+                    dense_vertex(g, p, v, active, symmetric)
+                });
                 Step { next, mode }
             }
         }
     }
 }
+
+/// How many vertex ids ahead a dense step prefetches an in-list.
+const DENSE_PREFETCH_AHEAD: usize = 16;
 
 /// Whether `PLEXUS_TRACE` is set: the in-memory executor then prints one line
 /// per superstep (mode, frontier and next sizes, milliseconds) on stderr.
