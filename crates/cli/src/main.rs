@@ -31,7 +31,7 @@ pub struct Cli {
         default_value = "./plexus-data"
     )]
     pub data_dir: PathBuf,
-    /// Worker threads (0 = all cores).
+    /// Worker threads (0 = all cores). One per allowed CPU pins each to its own CPU.
     #[arg(long, global = true, default_value_t = 0)]
     pub threads: usize,
     /// No progress bars.
@@ -95,7 +95,22 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let threads = cli.threads;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+    // A pool with one worker per CPU pins each worker to its own CPU
+    // (`plexus_jobs::sched::numa::worker_cpu`); a failed pin leaves it free.
+    let allowed = plexus_jobs::sched::numa::allowed_cpus().unwrap_or_default();
+    let workers = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(move |i| {
+            if let Some(cpu) = plexus_jobs::sched::numa::worker_cpu(&allowed, workers, i) {
+                let _ = plexus_jobs::sched::numa::pin_current_thread(&[cpu]);
+            }
+        })
+        .build();
     let result = match pool {
         Ok(pool) => pool.install(|| run(cli)),
         Err(e) => Err(anyhow::anyhow!("cannot start {threads} threads: {e}")),

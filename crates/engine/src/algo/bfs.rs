@@ -207,8 +207,16 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
             && frontier.len() as u64 + frontier.out_degree_sum(g) <= TEAM_MAX_WORK;
         if small {
             if let Some(_team) = crate::team::exclusive() {
-                let ids = frontier.to_sorted_vec();
+                let started = crate::program::trace_enabled().then(std::time::Instant::now);
+                let (from, ids) = (level, frontier.to_sorted_vec());
                 frontier = VertexSubset::from_distinct_ids(n, small_levels(g, &p, ids, &mut level));
+                if let Some(t) = started {
+                    eprintln!(
+                        "plexus-trace team levels {from}..{level} next {} {:.3} ms",
+                        frontier.len(),
+                        t.elapsed().as_secs_f64() * 1e3
+                    );
+                }
                 continue;
             }
         }
