@@ -384,16 +384,29 @@ impl Drop for JobManager {
     }
 }
 
-/// A rayon pool of `threads` threads (0: all cores) whose threads pin
-/// themselves to `cpus` when given.
+/// A rayon pool of `threads` threads (0: all cores) on the CPU set `cpus`
+/// (`None`: the CPUs this process may use). A pool with one thread per
+/// CPU of its set pins thread `i` to the set's `i`-th CPU
+/// ([`crate::sched::numa::worker_cpu`]: unpinned, the kernel can stack two
+/// workers on one vCPU and halve a whole batch); other pools pin their
+/// threads to the given set, or leave them free when none was given.
 fn build_pool(threads: usize, cpus: Option<Vec<usize>>) -> Result<rayon::ThreadPool, JobError> {
+    let explicit = cpus.is_some();
+    let set = cpus.unwrap_or_else(|| crate::sched::numa::allowed_cpus().unwrap_or_default());
+    let workers = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("plexus-scan-{i}"))
-        .start_handler(move |_| {
-            if let Some(c) = &cpus {
-                // Best effort: an unpinned thread still computes the same.
-                let _ = crate::sched::numa::pin_current_thread(c);
+        .start_handler(move |i| {
+            // Best effort: an unpinned thread still computes the same.
+            if let Some(cpu) = crate::sched::numa::worker_cpu(&set, workers, i) {
+                let _ = crate::sched::numa::pin_current_thread(&[cpu]);
+            } else if explicit {
+                let _ = crate::sched::numa::pin_current_thread(&set);
             }
         })
         .build()
