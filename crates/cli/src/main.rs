@@ -97,19 +97,10 @@ fn main() -> ExitCode {
     let threads = cli.threads;
     // A pool with one worker per CPU pins each worker to its own CPU
     // (`plexus_jobs::sched::numa::worker_cpu`); a failed pin leaves it free.
-    let allowed = plexus_jobs::sched::numa::allowed_cpus().unwrap_or_default();
-    let workers = if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        threads
-    };
+    let pinning = plexus_jobs::sched::numa::PoolPinning::new(threads, None);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
-        .start_handler(move |i| {
-            if let Some(cpu) = plexus_jobs::sched::numa::worker_cpu(&allowed, workers, i) {
-                let _ = plexus_jobs::sched::numa::pin_current_thread(&[cpu]);
-            }
-        })
+        .start_handler(move |i| pinning.pin(i))
         .build();
     let result = match pool {
         Ok(pool) => pool.install(|| run(cli)),

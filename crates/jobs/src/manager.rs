@@ -391,24 +391,11 @@ impl Drop for JobManager {
 /// workers on one vCPU and halve a whole batch); other pools pin their
 /// threads to the given set, or leave them free when none was given.
 fn build_pool(threads: usize, cpus: Option<Vec<usize>>) -> Result<rayon::ThreadPool, JobError> {
-    let explicit = cpus.is_some();
-    let set = cpus.unwrap_or_else(|| crate::sched::numa::allowed_cpus().unwrap_or_default());
-    let workers = if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        threads
-    };
+    let pinning = crate::sched::numa::PoolPinning::new(threads, cpus);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("plexus-scan-{i}"))
-        .start_handler(move |i| {
-            // Best effort: an unpinned thread still computes the same.
-            if let Some(cpu) = crate::sched::numa::worker_cpu(&set, workers, i) {
-                let _ = crate::sched::numa::pin_current_thread(&[cpu]);
-            } else if explicit {
-                let _ = crate::sched::numa::pin_current_thread(&set);
-            }
-        })
+        .start_handler(move |i| pinning.pin(i))
         .build()
         .map_err(|e| JobError::Threads(e.to_string()))
 }

@@ -63,6 +63,45 @@ pub fn worker_cpu(allowed: &[usize], threads: usize, index: usize) -> Option<usi
         .flatten()
 }
 
+/// How the threads of one rayon pool pin themselves (a start handler
+/// calls [`PoolPinning::pin`] with the thread's index): a pool with one
+/// thread per CPU of its set puts thread `i` on the set's `i`-th CPU
+/// ([`worker_cpu`]); any other pool pins every thread to a set it was
+/// given, or leaves them free.
+#[derive(Clone, Debug)]
+pub struct PoolPinning {
+    set: Vec<usize>,
+    explicit: bool,
+    threads: usize,
+}
+
+impl PoolPinning {
+    /// For a pool of `threads` threads (0: one per available core) on the
+    /// CPUs `cpus` (`None`: the CPUs this process may use).
+    pub fn new(threads: usize, cpus: Option<Vec<usize>>) -> Self {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
+        PoolPinning {
+            explicit: cpus.is_some(),
+            set: cpus.unwrap_or_else(|| allowed_cpus().unwrap_or_default()),
+            threads,
+        }
+    }
+
+    /// Pins the calling thread, the pool's thread `index`. Best effort: an
+    /// unpinned thread computes the same.
+    pub fn pin(&self, index: usize) {
+        if let Some(cpu) = worker_cpu(&self.set, self.threads, index) {
+            let _ = pin_current_thread(&[cpu]);
+        } else if self.explicit {
+            let _ = pin_current_thread(&self.set);
+        }
+    }
+}
+
 /// Parses a kernel CPU list such as `0-3,8-11,16`; `None` when malformed.
 pub fn parse_cpulist(s: &str) -> Option<Vec<usize>> {
     let mut out = Vec::new();
