@@ -6,8 +6,9 @@
 //!
 //! Each lane follows `algo::pagerank` operation for operation: the same
 //! start (`1/|V|`), contributions `PR(u)/outdeg(u)`, dangling mass and L1
-//! change by the engine's `deterministic_sum`, per-vertex sums in CSC order
-//! and the same update formula, so a lane's ranks are bit-identical to the
+//! change by the engine's `deterministic_sum`, per-vertex sums in CSC order,
+//! the same elimination of isolated vertices (`pagerank::Isolated`) and the
+//! same update formula (`pagerank::Step`), so a lane's ranks are bit-identical to the
 //! engine's and its iteration count and `converged` flag equal. Lanes
 //! advance one iteration per superstep and stop on their own rules; a lane
 //! that ends leaves the group (the rows are compacted), a job that arrives
@@ -71,8 +72,39 @@ struct Lane {
     teleport: Teleport,
     iterations: usize,
     converged: bool,
-    /// `Σ PR(u)` over dangling `u`, for the current iteration.
-    dangling: f64,
+    /// The engine's elimination of isolated vertices, when it applies.
+    isolated: Option<pagerank::Isolated>,
+    /// The current iteration's substitution (dangling mass and, with
+    /// `isolated`, the rescaling), as the engine computes it.
+    step: pagerank::Step,
+}
+
+impl Lane {
+    /// The substitution for the next iteration, from the lane's sums over
+    /// the iterate: all dangling vertices, and (for the elimination) the
+    /// vertices with edges and the dangling ones among them.
+    fn set_step(&mut self, dangling: f64, rest_mass: f64, rest_dangling: f64) {
+        self.step = match self.isolated {
+            None => pagerank::Step::plain(dangling),
+            Some(iso) => iso.step(self.cfg.damping, rest_dangling, rest_mass),
+        };
+    }
+}
+
+/// Adds vertex `v`'s value `x` in one lane to the lane's three sums at
+/// `acc[0]`, `acc[k]` and `acc[2k]`: dangling, mass off isolated vertices,
+/// dangling mass off isolated vertices (`lone`: `v` is isolated).
+#[inline]
+fn add_sums(acc: &mut [f64], k: usize, x: f64, dangling: bool, lone: bool) {
+    if dangling {
+        acc[0] += x;
+        if !lone {
+            acc[2 * k] += x;
+        }
+    }
+    if !lone {
+        acc[k] += x;
+    }
 }
 
 impl Lane {
@@ -221,11 +253,12 @@ impl PageRankLanes {
         Some(Lane {
             job: Arc::clone(job),
             twins: Vec::new(),
+            isolated: pagerank::Isolated::of(g, cfg),
             cfg: cfg.clone(),
             teleport,
             iterations: 0,
             converged: false,
-            dangling: 0.0,
+            step: pagerank::Step::plain(0.0),
         })
     }
 
@@ -322,7 +355,8 @@ impl PageRankLanes {
         }
     }
 
-    /// `PR'(v) = d·(sum + dangling·t(v)) + (1 − d)·t(v)` for every lane.
+    /// `PR'(v) = d·(scale·sum + dangling·t(v)) + (1 − d)·t(v)` for every
+    /// lane (`pagerank::Step::update`).
     #[inline]
     fn apply(&self, v: usize, sums: &[f64]) {
         let k = sums.len();
@@ -333,8 +367,7 @@ impl PageRankLanes {
             .zip(&self.next[v * k..v * k + k])
         {
             let t = lane.teleport.at(v);
-            let d = lane.cfg.damping;
-            next.store(d * (sum + lane.dangling * t) + (1.0 - d) * t);
+            next.store(lane.step.update(lane.cfg.damping, sum, t));
         }
     }
 }
@@ -398,15 +431,15 @@ impl ScanTask for PageRankLanes {
                     }
                 });
             self.contrib = contrib;
-            let dangling = lane_sums(n, k, |u, acc| {
-                if g.out_degree(u as VertexId) == 0 {
-                    for (a, r) in acc.iter_mut().zip(&rank[u * k..u * k + k]) {
-                        *a += *r;
-                    }
+            let sums = lane_sums(n, 3 * k, |u, acc| {
+                let dangling = g.out_degree(u as VertexId) == 0;
+                let lone = pagerank::Isolated::is_isolated(g, u as VertexId);
+                for (l, &r) in rank[u * k..u * k + k].iter().enumerate() {
+                    add_sums(&mut acc[l..], k, r, dangling, lone);
                 }
             });
-            for (lane, d) in self.lanes.iter_mut().zip(dangling) {
-                lane.dangling = d;
+            for (l, lane) in self.lanes.iter_mut().enumerate() {
+                lane.set_step(sums[l], sums[k + l], sums[2 * k + l]);
             }
             self.fresh = true;
         }
@@ -450,6 +483,7 @@ impl ScanTask for PageRankLanes {
         // and dangling masses, all with the engine's summation order.
         let (n, k, stride) = (self.n, self.width(), self.stride());
         let next = &self.next;
+        let lanes = &self.lanes;
         let rows: &mut [f64] = bytemuck::cast_slice_mut(&mut self.contrib);
         let per_block: Vec<(Vec<f64>, Vec<f64>)> = self
             .rank
@@ -458,7 +492,8 @@ impl ScanTask for PageRankLanes {
             .enumerate()
             .map(|(b, (ranks, contribs))| {
                 let mut change = vec![0.0f64; k];
-                let mut dangling = vec![0.0f64; k];
+                // Per lane: dangling, rest mass, rest dangling (`add_sums`).
+                let mut sums = vec![0.0f64; 3 * k];
                 let first = b * SUM_BLOCK;
                 for (j, (r_row, c_row)) in ranks
                     .chunks_exact_mut(k)
@@ -467,24 +502,23 @@ impl ScanTask for PageRankLanes {
                 {
                     let v = first + j;
                     let deg = g.out_degree(v as VertexId);
-                    for l in 0..k {
+                    let lone = pagerank::Isolated::is_isolated(g, v as VertexId);
+                    for (l, lane) in lanes.iter().enumerate() {
                         let nv = next[v * k + l].load();
-                        change[l] += (nv - r_row[l]).abs();
+                        let prior = lane.step.prior(lone, r_row[l], lane.teleport.at(v));
+                        change[l] += (nv - prior).abs();
                         r_row[l] = nv;
-                        if deg == 0 {
-                            dangling[l] += nv;
-                            c_row[l] = 0.0;
-                        } else {
-                            c_row[l] = nv / deg as f64;
-                        }
+                        add_sums(&mut sums[l..], k, nv, deg == 0, lone);
+                        c_row[l] = if deg == 0 { 0.0 } else { nv / deg as f64 };
                     }
                 }
-                (change, dangling)
+                (change, sums)
             })
             .collect();
         for (l, lane) in self.lanes.iter_mut().enumerate() {
             let change: f64 = per_block.iter().map(|b| b.0[l]).sum();
-            lane.dangling = per_block.iter().map(|b| b.1[l]).sum();
+            let sum = |i: usize| per_block.iter().map(|b| b.1[i]).sum::<f64>();
+            lane.set_step(sum(l), sum(k + l), sum(2 * k + l));
             lane.iterations += 1;
             lane.converged = change < n as f64 * lane.cfg.tolerance;
         }
