@@ -14,9 +14,11 @@
 //! unvisited vertices with a compare-and-swap; a large one (active vertices
 //! plus their out-edges above `|E| / 20`, Ligra's rule) makes every
 //! unvisited vertex pull from its in-edges and stop at the first visited
-//! in-neighbour on the frontier. The program form runs as fast as a
-//! specialised kernel here (both are one pass over the chunk table), so
-//! there is no separate kernel.
+//! in-neighbour on the frontier. Every executor runs the program; on one
+//! machine in memory, [`run`] takes the pull levels itself ([`bottom_up`]:
+//! the same per-vertex work without the program interface's generality,
+//! a third faster on Kronecker graphs), small push levels in a team of
+//! threads, and the rest as the executor's supersteps.
 //!
 //! **Input.** Any graph; weights are ignored; self-loops and duplicate
 //! edges are harmless. For undirected graphs out-edges go both ways.
@@ -79,9 +81,11 @@ pub struct Program {
 impl Program {
     /// A program on `n` vertices with `source` visited at depth 0.
     pub fn new(n: usize, source: VertexId) -> Self {
+        // Written in parallel, on huge pages: pushes claim parents in
+        // random order.
         let p = Program {
-            parent: (0..n).map(|_| AtomicU32::new(UNREACHED)).collect(),
-            depth: (0..n).map(|_| AtomicU32::new(UNREACHED)).collect(),
+            parent: crate::hugepages::from_fn(n, |_| AtomicU32::new(UNREACHED)),
+            depth: crate::hugepages::from_fn(n, |_| AtomicU32::new(UNREACHED)),
             level: 0,
         };
         if let (Some(a), Some(b)) = (p.parent.get(source as usize), p.depth.get(source as usize)) {
@@ -98,8 +102,7 @@ impl Program {
 
     /// Consumes the program and returns `(depth, parent)`.
     pub fn into_parts(self) -> (Vec<u32>, Vec<u32>) {
-        let un = |v: Vec<AtomicU32>| v.into_iter().map(AtomicU32::into_inner).collect();
-        (un(self.depth), un(self.parent))
+        (into_plain(self.depth), into_plain(self.parent))
     }
 }
 
@@ -150,6 +153,56 @@ impl VertexProgram for Program {
         true
     }
 }
+
+/// The values of `cells`, in place (no pass over the array: BFS's output
+/// arrays are 16 MiB each on Kronecker scale 22).
+fn into_plain(cells: Vec<AtomicU32>) -> Vec<u32> {
+    let mut cells = std::mem::ManuallyDrop::new(cells);
+    let (ptr, len, cap) = (cells.as_mut_ptr(), cells.len(), cells.capacity());
+    // SAFETY: `AtomicU32` has the same size, alignment and bit validity as
+    // `u32` (std documents it), so the allocation of `cap` cells is one of
+    // `cap` `u32`s with the same layout, and its first `len` are
+    // initialised; `cells` is not dropped, so the allocation has one owner.
+    #[allow(unsafe_code)]
+    unsafe {
+        Vec::from_raw_parts(ptr.cast::<u32>(), len, cap)
+    }
+}
+
+/// One pull (bottom-up) level of [`run`]: every unvisited vertex takes the
+/// first in-neighbour on `frontier` (a bitmap) as its parent, at depth
+/// `p.level` (GAPBS's `BUStep`). The same claims as the program's dense
+/// step; returns the vertices claimed, as a bitmap.
+fn bottom_up(g: &Graph, p: &Program, frontier: &[u64]) -> VertexSubset {
+    let (offsets, sources) = (g.inc().offsets(), g.inc().neighbor_array());
+    let n = g.num_vertices();
+    let (parent, depth, level) = (&p.parent[..], &p.depth[..], p.level);
+    crate::edge_map::pull_vertices(g, |v| {
+        let v = v as usize;
+        // The in-list of a vertex a few ids on starts on a line that
+        // misses the cache: ask for it now if it will be read.
+        let ahead = v + DENSE_PREFETCH_AHEAD;
+        if ahead < n && parent[ahead].load(Ordering::Relaxed) == UNREACHED {
+            crate::prefetch::prefetch(sources, offsets[ahead] as usize);
+        }
+        if parent[v].load(Ordering::Relaxed) != UNREACHED {
+            return false;
+        }
+        let list = &sources[offsets[v] as usize..offsets[v + 1] as usize];
+        match list.iter().find(|&&u| crate::subset::bit(frontier, u)) {
+            Some(&u) => {
+                // One thread owns `v` in a pull level.
+                parent[v].store(u, Ordering::Relaxed);
+                depth[v].store(level, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+/// How many vertex ids ahead [`bottom_up`] prefetches an in-list.
+const DENSE_PREFETCH_AHEAD: usize = 16;
 
 /// Runs BFS levels from `source` up to depth `max_depth` on any executor;
 /// returns `(depth, parent, iterations)`. Shared with `nhop`.
@@ -222,7 +275,34 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         }
         level += 1;
         p.set_level(level);
-        frontier = exec.superstep(&p, &frontier, &opts).next;
+        if crate::edge_map::decide(g, &frontier, &opts) == crate::edge_map::Mode::Dense {
+            crate::progress::superstep(frontier.len() as u64);
+            let started = crate::program::trace_enabled().then(std::time::Instant::now);
+            let converted;
+            let words = match frontier.as_bitmap() {
+                Some(w) => w,
+                None => {
+                    converted = frontier.to_dense();
+                    converted.as_bitmap().unwrap_or(&[])
+                }
+            };
+            let next = bottom_up(g, &p, words);
+            if let Some(t) = started {
+                eprintln!(
+                    "plexus-trace bfs bottom-up frontier {} next {} {:.3} ms",
+                    frontier.len(),
+                    next.len(),
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            frontier = next;
+        } else {
+            let push = StepOptions {
+                direction: Direction::Push,
+                ..opts
+            };
+            frontier = exec.superstep(&p, &frontier, &push).next;
+        }
     }
     let (depth, parent) = p.into_parts();
     Ok(Output {
@@ -501,6 +581,27 @@ mod tests {
             assert_eq!(out.parent, vec![0, 0, 0, 2, UNREACHED]);
             assert_eq!(out.iterations, 3);
             verify(&g, &cfg(0, d), &out).unwrap();
+        }
+    }
+
+    #[test]
+    fn program_arrays_convert_in_place_small_and_on_huge_pages() {
+        for n in [0usize, 3, (crate::hugepages::MIN_BYTES / 4) + 77] {
+            let mut p = Program::new(n, 1);
+            if n > 0 {
+                p.parent[n - 1].store(7, Ordering::Relaxed);
+            }
+            let (depth, parent) = p.into_parts();
+            assert_eq!((depth.len(), parent.len()), (n, n));
+            for v in 0..n {
+                let want_parent = match v {
+                    1 => 1,
+                    _ if v == n - 1 => 7,
+                    _ => UNREACHED,
+                };
+                assert_eq!(parent[v], want_parent, "vertex {v}");
+                assert_eq!(depth[v], if v == 1 { 0 } else { UNREACHED });
+            }
         }
     }
 
