@@ -587,7 +587,7 @@ mod tests {
     #[test]
     fn program_arrays_convert_in_place_small_and_on_huge_pages() {
         for n in [0usize, 3, (crate::hugepages::MIN_BYTES / 4) + 77] {
-            let mut p = Program::new(n, 1);
+            let p = Program::new(n, 1);
             if n > 0 {
                 p.parent[n - 1].store(7, Ordering::Relaxed);
             }
