@@ -201,6 +201,46 @@ fn bottom_up(g: &Graph, p: &Program, frontier: &[u64]) -> VertexSubset {
     })
 }
 
+/// One push (top-down) level of [`run`] from a frontier held as a bitmap
+/// (the output of a [`bottom_up`] level): the members are listed in id
+/// order, and each claims its unvisited out-neighbours with the program's
+/// `sparse_slot`. Such a frontier is large and its members are scattered,
+/// so every member's offsets and out-list miss the cache: the offsets are
+/// asked for [`TOP_DOWN_AHEAD`] members ahead and the list half as far.
+fn top_down_from_bitmap(g: &Graph, p: &Program, frontier: &VertexSubset) -> VertexSubset {
+    use rayon::prelude::*;
+    let ids = frontier.to_sorted_vec();
+    let out = g.out();
+    let (offsets, targets) = (out.offsets(), out.neighbor_array());
+    let parts: Vec<Vec<VertexId>> = ids
+        .par_chunks(TOP_DOWN_GRAIN)
+        .map(|members| {
+            let mut acc = Vec::new();
+            for (k, &u) in members.iter().enumerate() {
+                if let Some(&w) = members.get(k + TOP_DOWN_AHEAD) {
+                    crate::prefetch::prefetch(offsets, w as usize);
+                }
+                if let Some(&w) = members.get(k + TOP_DOWN_AHEAD / 2) {
+                    crate::prefetch::prefetch(targets, offsets[w as usize] as usize);
+                }
+                for &v in out.neighbors(u) {
+                    if p.sparse_slot(v, u) {
+                        acc.push(v);
+                    }
+                }
+            }
+            acc
+        })
+        .collect();
+    VertexSubset::from_distinct_ids(g.num_vertices(), crate::edge_map::concat(parts))
+}
+
+/// How many frontier members ahead [`top_down_from_bitmap`] prefetches.
+const TOP_DOWN_AHEAD: usize = 16;
+
+/// Frontier members per task of [`top_down_from_bitmap`].
+const TOP_DOWN_GRAIN: usize = 1024;
+
 /// How many vertex ids ahead [`bottom_up`] prefetches an in-list.
 const DENSE_PREFETCH_AHEAD: usize = 16;
 
@@ -290,6 +330,19 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
             if let Some(t) = started {
                 eprintln!(
                     "plexus-trace bfs bottom-up frontier {} next {} {:.3} ms",
+                    frontier.len(),
+                    next.len(),
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            frontier = next;
+        } else if frontier.as_bitmap().is_some() {
+            crate::progress::superstep(frontier.len() as u64);
+            let started = crate::program::trace_enabled().then(std::time::Instant::now);
+            let next = top_down_from_bitmap(g, &p, &frontier);
+            if let Some(t) = started {
+                eprintln!(
+                    "plexus-trace bfs top-down from a bitmap frontier {} next {} {:.3} ms",
                     frontier.len(),
                     next.len(),
                     t.elapsed().as_secs_f64() * 1e3
