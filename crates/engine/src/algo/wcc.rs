@@ -116,6 +116,8 @@ fn link(parent: &[AtomicU32], u: u32, v: u32) {
 
 /// Out-neighbours per vertex linked in Afforest's sampling phase.
 const NEIGHBOR_ROUNDS: usize = 2;
+/// Vertices ahead whose neighbour's parent cell phase 1 prefetches.
+const LINK_AHEAD: usize = 16;
 /// Vertices sampled to find the largest intermediate component.
 const SAMPLES: usize = 1024;
 
@@ -133,16 +135,29 @@ fn union_find(g: &Graph) -> Vec<u32> {
             })
     };
     // Afforest phase 1: link the first few out-neighbours of every vertex,
-    // which already joins most of a giant component.
+    // which already joins most of a giant component. The `round`-th
+    // neighbour of a vertex and then its parent cell are random reads that
+    // miss the cache: ask for the neighbour 2·LINK_AHEAD vertices on and
+    // for the parent of the neighbour LINK_AHEAD vertices on.
+    let (offsets, targets) = (g.out().offsets(), g.out().neighbor_array());
+    let neighbor = |u: usize, round: usize| -> Option<VertexId> {
+        let at = offsets[u] as usize + round;
+        (at < offsets[u + 1] as usize).then(|| targets[at])
+    };
     for round in 0..NEIGHBOR_ROUNDS {
-        (0..n as VertexId)
-            .into_par_iter()
-            .with_min_len(256)
-            .for_each(|u| {
-                if let Some(&v) = g.out_neighbors(u).get(round) {
-                    link(&parent, u, v);
+        (0..n).into_par_iter().with_min_len(256).for_each(|u| {
+            if u + 2 * LINK_AHEAD < n {
+                crate::prefetch::prefetch(targets, offsets[u + 2 * LINK_AHEAD] as usize + round);
+            }
+            if u + LINK_AHEAD < n {
+                if let Some(w) = neighbor(u + LINK_AHEAD, round) {
+                    crate::prefetch::prefetch(&parent, w as usize);
                 }
-            });
+            }
+            if let Some(v) = neighbor(u, round) {
+                link(&parent, u as VertexId, v);
+            }
+        });
         compress();
     }
     // Phase 2: the most frequent root among a fixed sample of vertices.
