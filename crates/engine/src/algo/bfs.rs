@@ -382,70 +382,85 @@ const TEAM_GRAIN: usize = 64;
 /// gathers each next frontier and records progress.
 fn small_levels(g: &Graph, p: &Program, frontier: Vec<VertexId>, level: &mut u32) -> Vec<VertexId> {
     use crate::team::SpinBarrier;
-    use std::sync::atomic::{AtomicBool, AtomicUsize};
-    use std::sync::{Mutex, RwLock};
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
     let threads = rayon::current_num_threads();
     let out = g.out();
-    let cur = RwLock::new(frontier);
-    let locals: Vec<Mutex<Vec<VertexId>>> = (0..threads).map(|_| Mutex::default()).collect();
+    // Two frontier buffers used in turn (GAPBS's sliding queue): a level
+    // reads one and appends to the other, each thread reserving its run
+    // with one `fetch_add`. A level here has at most TEAM_MAX_WORK
+    // vertices + out-edges, so neither frontier can outgrow that.
+    let capacity = (TEAM_MAX_WORK as usize).max(frontier.len());
+    let buffers: [Vec<AtomicU32>; 2] =
+        [0, 1].map(|_| (0..capacity).map(|_| AtomicU32::new(0)).collect());
+    for (cell, &v) in buffers[0].iter().zip(&frontier) {
+        cell.store(v, Ordering::Relaxed);
+    }
+    let current_len = AtomicUsize::new(frontier.len());
+    let next_len = AtomicUsize::new(0);
+    // Vertices + out-edges of the next frontier, summed where claimed.
+    let next_work = AtomicU64::new(0);
     let cursor = AtomicUsize::new(0);
-    let depth_now = AtomicU32::new(*level + 1);
+    let first = *level;
+    let depth_now = AtomicU32::new(first + 1);
     let stop = AtomicBool::new(false);
     let barrier = SpinBarrier::new(threads);
     let driver = rayon::current_thread_index();
-    // The only panics here would be a bug; a poisoned buffer is still whole.
-    fn lock(m: &Mutex<Vec<VertexId>>) -> std::sync::MutexGuard<'_, Vec<VertexId>> {
-        m.lock().unwrap_or_else(|e| e.into_inner())
-    }
-    crate::progress::superstep(cur.read().map_or(0, |f| f.len() as u64));
+    crate::progress::superstep(frontier.len() as u64);
     // The leader records progress for the calling thread's observer.
     let observer = crate::progress::current();
     rayon::broadcast(|ctx| {
         let me = ctx.index();
         let leader = driver.map_or(me == 0, |d| d == me);
+        let mut local: Vec<VertexId> = Vec::new();
         crate::progress::observe_if(observer.as_ref().filter(|_| leader), || loop {
-            {
-                let f = cur.read().unwrap_or_else(|e| e.into_inner());
-                let d = depth_now.load(Ordering::Relaxed);
-                let mut local = lock(&locals[me]);
-                loop {
-                    let i = cursor.fetch_add(TEAM_GRAIN, Ordering::Relaxed);
-                    if i >= f.len() {
-                        break;
-                    }
-                    for &u in &f[i..(i + TEAM_GRAIN).min(f.len())] {
-                        for &v in out.neighbors(u) {
-                            let parent = &p.parent[v as usize];
-                            if parent.load(Ordering::Relaxed) == UNREACHED
-                                && parent
-                                    .compare_exchange(
-                                        UNREACHED,
-                                        u,
-                                        Ordering::Relaxed,
-                                        Ordering::Relaxed,
-                                    )
-                                    .is_ok()
-                            {
-                                p.depth[v as usize].store(d, Ordering::Relaxed);
-                                local.push(v);
-                            }
+            let d = depth_now.load(Ordering::Relaxed);
+            let turn = ((d - first - 1) & 1) as usize;
+            let (cur, next) = (&buffers[turn], &buffers[turn ^ 1]);
+            let len = current_len.load(Ordering::Relaxed);
+            let mut work = 0u64;
+            loop {
+                let i = cursor.fetch_add(TEAM_GRAIN, Ordering::Relaxed);
+                if i >= len {
+                    break;
+                }
+                for cell in &cur[i..(i + TEAM_GRAIN).min(len)] {
+                    let u = cell.load(Ordering::Relaxed);
+                    for &v in out.neighbors(u) {
+                        let parent = &p.parent[v as usize];
+                        if parent.load(Ordering::Relaxed) == UNREACHED
+                            && parent
+                                .compare_exchange(
+                                    UNREACHED,
+                                    u,
+                                    Ordering::Relaxed,
+                                    Ordering::Relaxed,
+                                )
+                                .is_ok()
+                        {
+                            p.depth[v as usize].store(d, Ordering::Relaxed);
+                            local.push(v);
+                            work += 1 + out.degree(v) as u64;
                         }
                     }
                 }
             }
+            if !local.is_empty() {
+                let at = next_len.fetch_add(local.len(), Ordering::Relaxed);
+                for (cell, &v) in next[at..at + local.len()].iter().zip(&local) {
+                    cell.store(v, Ordering::Relaxed);
+                }
+                next_work.fetch_add(work, Ordering::Relaxed);
+                local.clear();
+            }
             barrier.wait();
             if leader {
-                let mut f = cur.write().unwrap_or_else(|e| e.into_inner());
-                f.clear();
-                for l in &locals {
-                    f.append(&mut lock(l));
-                }
-                let work: u64 =
-                    f.len() as u64 + f.iter().map(|&v| out.degree(v) as u64).sum::<u64>();
-                if f.is_empty() || work > TEAM_MAX_WORK {
+                let found = next_len.swap(0, Ordering::Relaxed);
+                let work = next_work.swap(0, Ordering::Relaxed);
+                current_len.store(found, Ordering::Relaxed);
+                if found == 0 || work > TEAM_MAX_WORK {
                     stop.store(true, Ordering::Relaxed);
                 } else {
-                    crate::progress::superstep(f.len() as u64);
+                    crate::progress::superstep(found as u64);
                     depth_now.fetch_add(1, Ordering::Relaxed);
                     cursor.store(0, Ordering::Relaxed);
                 }
@@ -457,8 +472,13 @@ fn small_levels(g: &Graph, p: &Program, frontier: Vec<VertexId>, level: &mut u32
         })
     });
     // The levels expanded: the last one produced the returned frontier.
-    *level = depth_now.load(Ordering::Relaxed);
-    cur.into_inner().unwrap_or_else(|e| e.into_inner())
+    let last = depth_now.load(Ordering::Relaxed);
+    *level = last;
+    let found = current_len.load(Ordering::Relaxed);
+    buffers[((last - first) & 1) as usize][..found]
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .collect()
 }
 
 /// Plain sequential BFS with a FIFO queue; parents are the first discoverer.
