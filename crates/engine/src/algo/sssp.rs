@@ -435,6 +435,29 @@ fn delta_stepping_in_memory(
 /// schedule of 64).
 const TEAM_GRAIN: usize = 64;
 
+/// Frontier vertices ahead whose state and out-list a team round prefetches.
+const TEAM_AHEAD: usize = 4;
+
+/// Asks the cache for what relaxing `u` reads first: its distance, its
+/// relax stamp, and the start of its out-list and weights.
+#[inline]
+fn prefetch_vertex(
+    p: &Program,
+    relaxed_at: &[AtomicU64],
+    out: &plexus_graph::Adjacency,
+    u: VertexId,
+) {
+    use crate::prefetch::prefetch;
+    let u = u as usize;
+    prefetch(&p.dist, u);
+    prefetch(relaxed_at, u);
+    let at = out.offsets()[u] as usize;
+    prefetch(out.neighbor_array(), at);
+    if let Some(ws) = out.weight_array() {
+        prefetch(ws, at);
+    }
+}
+
 /// The frontier of a team round: each thread's share, published between
 /// rounds, read as one list in thread order.
 struct Shares<'a>(Vec<std::sync::RwLockReadGuard<'a, Vec<VertexId>>>);
@@ -541,16 +564,24 @@ fn delta_stepping_team(
                             cancelled.store(true, Ordering::Relaxed);
                         }
                     }
+                    let mut grain: Vec<VertexId> = Vec::with_capacity(TEAM_GRAIN);
                     loop {
                         let i = cursor.fetch_add(TEAM_GRAIN, Ordering::Relaxed);
                         if i >= total {
                             break;
                         }
-                        shares.for_range(i, (i + TEAM_GRAIN).min(total), |u| {
+                        grain.clear();
+                        shares.for_range(i, (i + TEAM_GRAIN).min(total), |u| grain.push(u));
+                        // Each vertex's distance, stamp and out-list miss the
+                        // cache: ask for those of a vertex a few places on.
+                        for (j, &u) in grain.iter().enumerate() {
+                            if let Some(&w) = grain.get(j + TEAM_AHEAD) {
+                                prefetch_vertex(&p, &relaxed_at, out, w);
+                            }
                             if let Some(m) = fresh(u, k) {
                                 relax(&mut bins, u, m, base);
                             }
-                        });
+                        }
                     }
                 }
                 // Bucket fusion: relax this thread's small share of bucket k now.
@@ -561,7 +592,10 @@ fn delta_stepping_team(
                     .is_some_and(|b| !b.is_empty() && b.len() < FUSE_BELOW)
                 {
                     let bin = std::mem::take(&mut bins.near[cur]);
-                    for &u in &bin {
+                    for (j, &u) in bin.iter().enumerate() {
+                        if let Some(&w) = bin.get(j + TEAM_AHEAD) {
+                            prefetch_vertex(&p, &relaxed_at, out, w);
+                        }
                         if let Some(m) = fresh(u, k) {
                             relax(&mut bins, u, m, base);
                         }
