@@ -169,6 +169,27 @@ fn into_plain(cells: Vec<AtomicU32>) -> Vec<u32> {
     }
 }
 
+/// Runs one level of [`run`] outside the executor: reports the superstep
+/// to the progress observer and, under `PLEXUS_TRACE`, prints its time.
+fn traced_level(
+    what: &str,
+    frontier: &VertexSubset,
+    level: impl FnOnce(&VertexSubset) -> VertexSubset,
+) -> VertexSubset {
+    crate::progress::superstep(frontier.len() as u64);
+    let started = crate::program::trace_enabled().then(std::time::Instant::now);
+    let next = level(frontier);
+    if let Some(t) = started {
+        eprintln!(
+            "plexus-trace bfs {what} frontier {} next {} {:.3} ms",
+            frontier.len(),
+            next.len(),
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    next
+}
+
 /// One pull (bottom-up) level of [`run`]: every unvisited vertex takes the
 /// first in-neighbour on `frontier` (a bitmap) as its parent, at depth
 /// `p.level` (GAPBS's `BUStep`). The same claims as the program's dense
@@ -316,39 +337,21 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         level += 1;
         p.set_level(level);
         if crate::edge_map::decide(g, &frontier, &opts) == crate::edge_map::Mode::Dense {
-            crate::progress::superstep(frontier.len() as u64);
-            let started = crate::program::trace_enabled().then(std::time::Instant::now);
-            let converted;
-            let words = match frontier.as_bitmap() {
-                Some(w) => w,
-                None => {
-                    converted = frontier.to_dense();
-                    converted.as_bitmap().unwrap_or(&[])
-                }
-            };
-            let next = bottom_up(g, &p, words);
-            if let Some(t) = started {
-                eprintln!(
-                    "plexus-trace bfs bottom-up frontier {} next {} {:.3} ms",
-                    frontier.len(),
-                    next.len(),
-                    t.elapsed().as_secs_f64() * 1e3
-                );
-            }
-            frontier = next;
+            frontier = traced_level("bottom-up", &frontier, |f| {
+                let converted;
+                let words = match f.as_bitmap() {
+                    Some(w) => w,
+                    None => {
+                        converted = f.to_dense();
+                        converted.as_bitmap().unwrap_or(&[])
+                    }
+                };
+                bottom_up(g, &p, words)
+            });
         } else if frontier.as_bitmap().is_some() {
-            crate::progress::superstep(frontier.len() as u64);
-            let started = crate::program::trace_enabled().then(std::time::Instant::now);
-            let next = top_down_from_bitmap(g, &p, &frontier);
-            if let Some(t) = started {
-                eprintln!(
-                    "plexus-trace bfs top-down from a bitmap frontier {} next {} {:.3} ms",
-                    frontier.len(),
-                    next.len(),
-                    t.elapsed().as_secs_f64() * 1e3
-                );
-            }
-            frontier = next;
+            frontier = traced_level("top-down from a bitmap", &frontier, |f| {
+                top_down_from_bitmap(g, &p, f)
+            });
         } else {
             let push = StepOptions {
                 direction: Direction::Push,

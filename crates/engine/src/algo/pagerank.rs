@@ -1135,18 +1135,23 @@ mod tests {
         assert!(l1 <= within(&gs) + within(&jacobi), "{l1}");
     }
 
-    #[test]
-    fn single_precision_verifies_and_stays_close_to_double() {
-        let g = plexus_graph::generate::generate(
-            plexus_graph::generate::Generator::Rmat,
+    /// A generated graph with edge factor 8.
+    fn generated(kind: plexus_graph::generate::Generator, scale: u32, seed: u64) -> Graph {
+        plexus_graph::generate::generate(
+            kind,
             &plexus_graph::generate::GenOptions {
-                scale: 10,
+                scale,
                 edge_factor: 8,
-                seed: 3,
+                seed,
                 ..Default::default()
             },
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn single_precision_verifies_and_stays_close_to_double() {
+        let g = generated(plexus_graph::generate::Generator::Rmat, 10, 3);
         let double = Config {
             tolerance: 1e-6 / g.num_vertices() as f64,
             ..Config::default()
@@ -1164,28 +1169,10 @@ mod tests {
 
     #[test]
     fn the_vertex_program_equals_the_fused_kernel_bit_for_bit() {
-        let g = plexus_graph::generate::generate(
-            plexus_graph::generate::Generator::Rmat,
-            &plexus_graph::generate::GenOptions {
-                scale: 9,
-                edge_factor: 8,
-                seed: 5,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let g = generated(plexus_graph::generate::Generator::Rmat, 9, 5);
         // The Kronecker graph (undirected) has isolated vertices: the
         // elimination runs there; R-MAT has sinks, so it does not.
-        let kron = plexus_graph::generate::generate(
-            plexus_graph::generate::Generator::Kron,
-            &plexus_graph::generate::GenOptions {
-                scale: 9,
-                edge_factor: 8,
-                seed: 5,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let kron = generated(plexus_graph::generate::Generator::Kron, 9, 5);
         assert!(Isolated::of(&kron, &Config::default()).is_some());
         assert!(Isolated::of(&g, &Config::default()).is_none());
         for (g, personalization) in [
