@@ -99,7 +99,7 @@ fn main() -> ExitCode {
     // (`plexus_jobs::sched::numa::worker_cpu`); a failed pin leaves it free.
     let pinning = plexus_jobs::sched::numa::PoolPinning::new(threads, None);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(pinning.threads())
         .start_handler(move |i| pinning.pin(i))
         .build();
     let result = match pool {

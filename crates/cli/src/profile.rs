@@ -56,8 +56,9 @@ fn version_of(ctx: &Ctx, name: &str) -> anyhow::Result<String> {
     Ok(graph_version(&file)?)
 }
 
+/// The CPUs this process may use (not the calling pool worker's pinned one).
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    plexus_jobs::sched::numa::process_cpu_count()
 }
 
 /// This machine: NUMA nodes from sysfs, bandwidth from `machine.json`

@@ -393,7 +393,7 @@ impl Drop for JobManager {
 fn build_pool(threads: usize, cpus: Option<Vec<usize>>) -> Result<rayon::ThreadPool, JobError> {
     let pinning = crate::sched::numa::PoolPinning::new(threads, cpus);
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(pinning.threads())
         .thread_name(|i| format!("plexus-scan-{i}"))
         .start_handler(move |i| pinning.pin(i))
         .build()

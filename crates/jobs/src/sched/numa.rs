@@ -7,7 +7,7 @@
 use std::path::Path;
 
 /// The CPU ids of each NUMA node, in node order; never empty (one node
-/// with CPUs `0..available_parallelism` when sysfs says nothing).
+/// with CPUs `0..process_cpu_count()` when sysfs says nothing).
 pub fn read_nodes(sys_root: &Path) -> Vec<Vec<usize>> {
     let dir = sys_root.join("devices/system/node");
     let mut nodes: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -32,15 +32,25 @@ pub fn read_nodes(sys_root: &Path) -> Vec<Vec<usize>> {
     }
     nodes.sort();
     if nodes.is_empty() {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        return vec![(0..n).collect()];
+        return vec![(0..process_cpu_count()).collect()];
     }
     nodes.into_iter().map(|(_, c)| c).collect()
 }
 
+/// How many CPUs this process may run on: [`allowed_cpus`], else
+/// `available_parallelism`. Unlike `available_parallelism` alone (the
+/// calling thread's affinity), the same on a pinned pool worker, where
+/// every CLI command runs.
+pub fn process_cpu_count() -> usize {
+    allowed_cpus().map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |c| c.len(),
+    )
+}
+
 /// The CPUs this process may run on (`Cpus_allowed_list` of
-/// `/proc/self/status`), ascending; `None` when unknown (not Linux, or
-/// the file is unreadable or malformed).
+/// `/proc/self/status`, the main thread's set), ascending; `None` when
+/// unknown (not Linux, or the file is unreadable or malformed).
 pub fn allowed_cpus() -> Option<Vec<usize>> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let list = status
@@ -79,16 +89,29 @@ impl PoolPinning {
     /// For a pool of `threads` threads (0: one per available core) on the
     /// CPUs `cpus` (`None`: the CPUs this process may use).
     pub fn new(threads: usize, cpus: Option<Vec<usize>>) -> Self {
-        let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            threads
+        let explicit = cpus.is_some();
+        let set = cpus.unwrap_or_else(|| allowed_cpus().unwrap_or_default());
+        // "All cores" counts the CPUs of the set (by default the process's,
+        // from /proc/self/status), not `available_parallelism`, which is
+        // the *calling thread's* affinity: a pool built from a pinned
+        // worker (every command runs inside the CLI's pool) would get one
+        // thread.
+        let threads = match threads {
+            0 if !set.is_empty() => set.len(),
+            0 => process_cpu_count(),
+            t => t,
         };
         PoolPinning {
-            explicit: cpus.is_some(),
-            set: cpus.unwrap_or_else(|| allowed_cpus().unwrap_or_default()),
+            explicit,
+            set,
             threads,
         }
+    }
+
+    /// The pool's size: the `threads` asked for, or for 0 one per CPU of
+    /// the set. Build the pool with this, not with 0.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// Pins the calling thread, the pool's thread `index`. Best effort: an
@@ -161,6 +184,40 @@ pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Every CLI command runs on a pinned pool worker; a pool of "all
+    /// cores" built from there must still get one thread per CPU of the
+    /// process (it got one thread in all: `available_parallelism` is the
+    /// calling thread's affinity).
+    #[test]
+    fn all_cores_means_the_process_cpus_even_from_a_pinned_thread() {
+        let Some(allowed) = allowed_cpus() else {
+            eprintln!("skipped: /proc/self/status has no Cpus_allowed_list");
+            return;
+        };
+        let first = allowed[0];
+        let threads = std::thread::spawn(move || {
+            pin_current_thread(&[first]).ok()?;
+            Some((
+                PoolPinning::new(0, None).threads(),
+                process_cpu_count(),
+                std::thread::available_parallelism().map_or(0, |n| n.get()),
+            ))
+        })
+        .join()
+        .unwrap();
+        let Some((pool, count, calling)) = threads else {
+            eprintln!("skipped: this thread cannot be pinned");
+            return;
+        };
+        assert_eq!(pool, allowed.len());
+        assert_eq!(count, allowed.len());
+        assert_eq!(calling, 1, "the calling thread's view, for contrast");
+        assert_eq!(PoolPinning::new(3, None).threads(), 3);
+        assert_eq!(PoolPinning::new(0, Some(vec![0, 1, 2])).threads(), 3);
+    }
+
     #[test]
     fn only_a_pool_with_one_worker_per_allowed_cpu_is_pinned() {
         let allowed = [0usize, 1, 4, 5];
@@ -174,8 +231,6 @@ mod tests {
             assert!(allowed_cpus().is_some_and(|c| !c.is_empty()));
         }
     }
-
-    use super::*;
 
     #[test]
     fn cpulists_parse_ranges_and_singles() {
