@@ -395,7 +395,7 @@ impl InMemory<'_> {
 }
 
 /// How many vertex ids ahead a dense step prefetches an in-list.
-const DENSE_PREFETCH_AHEAD: usize = 16;
+pub(crate) const DENSE_PREFETCH_AHEAD: usize = 16;
 
 /// Whether `PLEXUS_TRACE` is set: the in-memory executor then prints one line
 /// per superstep (mode, frontier and next sizes, milliseconds) on stderr.

@@ -202,7 +202,7 @@ fn bottom_up(g: &Graph, p: &Program, frontier: &[u64]) -> VertexSubset {
         let v = v as usize;
         // The in-list of a vertex a few ids on starts on a line that
         // misses the cache: ask for it now if it will be read.
-        let ahead = v + DENSE_PREFETCH_AHEAD;
+        let ahead = v + crate::program::DENSE_PREFETCH_AHEAD;
         if ahead < n && parent[ahead].load(Ordering::Relaxed) == UNREACHED {
             crate::prefetch::prefetch(sources, offsets[ahead] as usize);
         }
@@ -261,9 +261,6 @@ const TOP_DOWN_AHEAD: usize = 16;
 
 /// Frontier members per task of [`top_down_from_bitmap`].
 const TOP_DOWN_GRAIN: usize = 1024;
-
-/// How many vertex ids ahead [`bottom_up`] prefetches an in-list.
-const DENSE_PREFETCH_AHEAD: usize = 16;
 
 /// Runs BFS levels from `source` up to depth `max_depth` on any executor;
 /// returns `(depth, parent, iterations)`. Shared with `nhop`.

@@ -427,7 +427,8 @@ impl Step {
     }
 
     /// `x̃(v)` for a vertex with rank `x` and teleport `t`, `lone` telling
-    /// whether it is isolated. With [`Step::plain`] exactly `x`.
+    /// whether it is isolated (`t` is only read when it is). With
+    /// [`Step::plain`] exactly `x`.
     #[inline]
     pub fn prior(&self, lone: bool, x: f64, t: f64) -> f64 {
         if self.eliminated && lone {
@@ -542,16 +543,19 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
     let mut new: Vec<C> = crate::hugepages::filled(n, C::ZERO);
     let mut dangling = deterministic_sum(n, |u| if g.out_degree(u) == 0 { start } else { 0.0 });
     // With the elimination: the mass on vertices with edges, and its
-    // dangling part.
+    // dangling part (unused by plain iteration, so not summed for it).
     let has_edges = |u: VertexId| !Isolated::is_isolated(g, u);
-    let mut rest_mass = deterministic_sum(n, |u| if has_edges(u) { start } else { 0.0 });
-    let mut rest_dangling = deterministic_sum(n, |u| {
-        if g.out_degree(u) == 0 && has_edges(u) {
-            start
-        } else {
-            0.0
-        }
-    });
+    let (mut rest_mass, mut rest_dangling) = (0.0, 0.0);
+    if isolated.is_some() {
+        rest_mass = deterministic_sum(n, |u| if has_edges(u) { start } else { 0.0 });
+        rest_dangling = deterministic_sum(n, |u| {
+            if g.out_degree(u) == 0 && has_edges(u) {
+                start
+            } else {
+                0.0
+            }
+        });
+    }
     let limit = cfg.iterations.unwrap_or(cfg.max_iterations);
     let (mut iterations, mut converged, mut change) = (0, false, 0.0);
     while iterations < limit {

@@ -505,7 +505,9 @@ impl ScanTask for PageRankLanes {
                     let lone = pagerank::Isolated::is_isolated(g, v as VertexId);
                     for (l, lane) in lanes.iter().enumerate() {
                         let nv = next[v * k + l].load();
-                        let prior = lane.step.prior(lone, r_row[l], lane.teleport.at(v));
+                        // The teleport is only read for an isolated vertex.
+                        let t = if lone { lane.teleport.at(v) } else { 0.0 };
+                        let prior = lane.step.prior(lone, r_row[l], t);
                         change[l] += (nv - prior).abs();
                         r_row[l] = nv;
                         add_sums(&mut sums[l..], k, nv, deg == 0, lone);
