@@ -145,7 +145,7 @@ impl Driver for SsspDriver {
         }
     }
 
-    fn output(&mut self, g: &Graph) -> Values {
+    fn output(&mut self, _g: &Graph) -> Values {
         let dist: Vec<f64> = (0..self.n as VertexId)
             .into_par_iter()
             .map(|v| self.p.dist(v))
@@ -155,10 +155,9 @@ impl Driver for SsspDriver {
             source: self.source,
             delta: Some(self.delta),
         };
-        let parent = sssp::parents_of(g, &cfg, &dist);
         Values::Sssp {
             dist,
-            parent,
+            source: cfg.source,
             iterations: self.iterations,
         }
     }

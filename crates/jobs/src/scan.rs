@@ -211,6 +211,13 @@ pub trait ScanTask: Send + Sync {
     fn join(&mut self, _g: &Graph, _job: &Arc<JobShared>) -> bool {
         false
     }
+    /// A short name for traces (`PLEXUS_TRACE`).
+    fn name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("task")
+    }
 }
 
 /// Counters of the executor, shared by every pass of a manager.
@@ -277,10 +284,17 @@ pub fn step_all(
         bounds: Vec<usize>,
         failed: Mutex<Option<String>>,
         done: bool,
+        /// Nanoseconds in `run_chunk`, summed over workers (trace only).
+        chunk_ns: AtomicU64,
+        /// Nanoseconds in `plan` and `run_whole` (trace only).
+        serial_ns: u64,
     }
+    let trace = plexus_engine::program::trace_enabled();
+    let pass_start = std::time::Instant::now();
     let mut prepared: Vec<Prepared> = Vec::with_capacity(tasks.len());
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(tasks.len());
     for mut task in tasks {
+        let t0 = std::time::Instant::now();
         let planned = guarded(|| task.plan(g));
         let mut p = Prepared {
             task,
@@ -288,6 +302,8 @@ pub fn step_all(
             bounds: Vec::new(),
             failed: Mutex::new(None),
             done: false,
+            chunk_ns: AtomicU64::new(0),
+            serial_ns: 0,
         };
         match planned {
             Err(msg) => {
@@ -308,6 +324,7 @@ pub fn step_all(
                 } else {
                     outcomes.push(None);
                 }
+                p.serial_ns = t0.elapsed().as_nanos() as u64;
             }
             Ok(Plan::Chunks(plan)) => {
                 if plan.mode == Mode::Sparse {
@@ -377,11 +394,16 @@ pub fn step_all(
                         }
                     }
                     let task = p.task.as_ref();
+                    let t0 = trace.then(std::time::Instant::now);
                     if let Err(msg) = guarded(|| task.run_chunk(g, chunk, active, &mut outs[k])) {
                         let mut f = lock(&p.failed);
                         if f.is_none() {
                             *f = Some(msg);
                         }
+                    }
+                    if let Some(t0) = t0 {
+                        p.chunk_ns
+                            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     }
                 }
                 // Bytes: pulled slices once; pushes capped by the chunk's slice.
@@ -441,6 +463,25 @@ pub fn step_all(
                 p.done = true;
             }
         }
+    }
+    if trace {
+        let parts: Vec<String> = prepared
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}x{} {:.1}+{:.1}ms",
+                    p.task.name(),
+                    p.task.jobs().len(),
+                    p.serial_ns as f64 / 1e6,
+                    p.chunk_ns.load(Ordering::Relaxed) as f64 / 1e6
+                )
+            })
+            .collect();
+        eprintln!(
+            "scan pass {:.1} ms: {}",
+            pass_start.elapsed().as_secs_f64() * 1e3,
+            parts.join(" ")
+        );
     }
     prepared
         .into_iter()

@@ -132,12 +132,11 @@ impl SsspLanes {
                     source: lane.source,
                     delta: Some(lane.delta),
                 };
-                let parent = sssp::parents_of(lane.job.snapshot.graph(), &cfg, &dist);
                 lane.job.finish(Ok(JobOutput {
                     snapshot: Arc::clone(&lane.job.snapshot),
                     values: Values::Sssp {
                         dist,
-                        parent,
+                        source: cfg.source,
                         iterations: lane.iterations,
                     },
                 }));

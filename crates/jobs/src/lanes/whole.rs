@@ -190,8 +190,8 @@ impl ScanTask for SsspJob {
         let r = progress::observe(observer, || sssp::distances(g, cfg));
         self.result = Some(match r {
             Ok(d) => Ok(Values::Sssp {
-                parent: sssp::parents_of(g, cfg, &d.dist),
                 dist: d.dist,
+                source: cfg.source,
                 iterations: d.iterations,
             }),
             Err(AlgoError::Cancelled) => Err(job.stop_reason().unwrap_or(JobError::Cancelled)),
