@@ -93,8 +93,49 @@ pub struct JobShared {
     active_vertices: AtomicU64,
     active_edges: AtomicU64,
     state_bytes: AtomicU64,
+    /// The manager's account of state bytes (results made count at once).
+    ledger: Arc<StateLedger>,
     record: Mutex<Record>,
     changed: Condvar,
+}
+
+/// A manager's account of job state bytes for its peak: the state held
+/// when the current superstep began plus the results made during it. A
+/// task builds its finishing jobs' results while it still holds its own
+/// state (PageRank lanes copy each lane out of the shared rows), so both
+/// are resident at once. Results are counted when made, before the job
+/// ends, so the peak is complete when a waiter sees the job end.
+#[derive(Debug, Default)]
+pub(crate) struct StateLedger {
+    base: AtomicU64,
+    made: AtomicU64,
+    peak: AtomicU64,
+}
+
+impl StateLedger {
+    /// A superstep begins with `held` bytes of job state.
+    pub(crate) fn begin_step(&self, held: u64) {
+        self.base.store(held, Ordering::Relaxed);
+        self.made.store(0, Ordering::Relaxed);
+        self.peak.fetch_max(held, Ordering::Relaxed);
+    }
+
+    /// A result of `bytes` was built.
+    fn result_made(&self, bytes: u64) {
+        let made = self.made.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak
+            .fetch_max(self.base.load(Ordering::Relaxed) + made, Ordering::Relaxed);
+    }
+
+    /// The state now is `held` bytes.
+    pub(crate) fn note(&self, held: u64) {
+        self.peak.fetch_max(held, Ordering::Relaxed);
+    }
+
+    /// The largest state seen, in bytes.
+    pub(crate) fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
 }
 
 impl JobShared {
@@ -103,6 +144,7 @@ impl JobShared {
         spec: JobSpec,
         snapshot: Arc<Snapshot>,
         resolved: Result<Resolved, JobError>,
+        ledger: Arc<StateLedger>,
     ) -> Self {
         let (resolved, state, error) = match resolved {
             Ok(r) => (Some(r), JobState::Queued, None),
@@ -121,6 +163,7 @@ impl JobShared {
             active_vertices: AtomicU64::new(0),
             active_edges: AtomicU64::new(0),
             state_bytes: AtomicU64::new(0),
+            ledger,
             record: Mutex::new(Record {
                 state,
                 error,
@@ -214,6 +257,7 @@ impl JobShared {
         }
         // A result waiting to be taken still takes memory: it is the job's state.
         let held = outcome.as_ref().map_or(0, JobOutput::size_bytes);
+        self.ledger.result_made(held);
         match outcome {
             Ok(out) => {
                 r.state = JobState::Done;

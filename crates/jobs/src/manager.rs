@@ -24,7 +24,7 @@ use plexus_graph::Graph;
 
 use crate::cache::{chunk_bytes, detect_llc_cached, Llc};
 use crate::error::JobError;
-use crate::job::{JobHandle, JobShared, JobStatus};
+use crate::job::{JobHandle, JobShared, JobStatus, StateLedger};
 use crate::lanes::new_task;
 use crate::memory::available_bytes;
 use crate::scan::{step_all, Outcome, ScanCounters, ScanTable, ScanTask};
@@ -158,7 +158,7 @@ struct Inner {
     counters: ScanCounters,
     all: Mutex<Vec<Arc<JobShared>>>,
     next_id: AtomicU64,
-    state_peak: AtomicU64,
+    ledger: Arc<StateLedger>,
     snapshots: Mutex<Vec<Arc<Snapshot>>>,
     table_info: Mutex<(u64, u64)>,
 }
@@ -195,7 +195,7 @@ impl JobManager {
             counters: ScanCounters::default(),
             all: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
-            state_peak: AtomicU64::new(0),
+            ledger: Arc::default(),
             snapshots: Mutex::new(Vec::new()),
             table_info: Mutex::new((0, 0)),
         });
@@ -272,7 +272,13 @@ impl JobManager {
         }
         let ok = resolved.is_ok();
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let job = Arc::new(JobShared::new(id, spec, Arc::clone(&snapshot), resolved));
+        let job = Arc::new(JobShared::new(
+            id,
+            spec,
+            Arc::clone(&snapshot),
+            resolved,
+            Arc::clone(&self.inner.ledger),
+        ));
         lock(&self.inner.all).push(Arc::clone(&job));
         {
             let mut snaps = lock(&self.inner.snapshots);
@@ -330,7 +336,7 @@ impl JobManager {
                 .map(|s| s.graph().topology_bytes())
                 .sum(),
             job_state_bytes: inner.state_now(),
-            peak_job_state_bytes: inner.state_peak.load(Ordering::Relaxed),
+            peak_job_state_bytes: inner.ledger.peak(),
             passes: c.passes.load(Ordering::Relaxed),
             task_chunks: c.task_chunks.load(Ordering::Relaxed),
             chunks,
@@ -420,8 +426,7 @@ impl Inner {
     }
 
     fn note_state(&self) {
-        self.state_peak
-            .fetch_max(self.state_now(), Ordering::Relaxed);
+        self.ledger.note(self.state_now());
     }
 
     /// The chunk table for a pass over `g` by tasks holding `state` bytes
@@ -450,6 +455,7 @@ impl Inner {
         let pool = self.pool();
         let state = tasks.iter().map(|t| t.state_bytes()).max().unwrap_or(0);
         let table = self.table(g, state, pool.current_num_threads());
+        self.ledger.begin_step(self.state_now());
         let outcomes = pool.install(|| step_all(g, &table, tasks, &self.counters));
         let mut running = Vec::new();
         let mut restart = Vec::new();

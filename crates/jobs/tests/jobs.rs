@@ -636,3 +636,45 @@ fn results_are_written_in_external_ids_and_snapshots_stay_pinned() {
         v => panic!("{v:?}"),
     }
 }
+
+#[test]
+fn the_state_peak_counts_results_made_while_their_group_still_holds_its_rows() {
+    let g = medium_graph(false);
+    let n = g.num_vertices() as u64;
+    let snap = Catalog::new().publish("m", g);
+    let mgr = manager(ExecMode::Shared);
+    // Four variants with one iteration count end in the same superstep: the
+    // lanes copy four rank vectors out while the rows (24 bytes per vertex
+    // and lane) are still allocated.
+    let algs: Vec<Algorithm> = [0.5, 0.6, 0.7, 0.8]
+        .iter()
+        .map(|&d| Algorithm::PageRank {
+            damping: d,
+            iterations: Some(5),
+            tolerance: pagerank::DEFAULT_TOLERANCE,
+            max_iterations: 100,
+            personalization: None,
+        })
+        .collect();
+    let hs: Vec<JobHandle> = {
+        let _hold = mgr.hold_admission();
+        algs.iter()
+            .enumerate()
+            .map(|(i, a)| {
+                mgr.submit(Arc::clone(&snap), JobSpec::new(format!("p{i}"), a.clone()))
+                    .expect("submit")
+            })
+            .collect()
+    };
+    mgr.wait_all();
+    let stats = mgr.stats();
+    assert!(
+        stats.peak_job_state_bytes >= 4 * (24 + 8) * n,
+        "peak {} < rows + results {}",
+        stats.peak_job_state_bytes,
+        4 * 32 * n
+    );
+    for (h, a) in hs.iter().zip(&algs) {
+        check(snap.graph(), a, h.take_result().unwrap().values());
+    }
+}
