@@ -50,6 +50,12 @@
 //!    whose threads change get [`Action::Resize`]; with an empty queue the
 //!    running units grow into released cores.
 //!
+//! *Aging* (Plexus's addition, every `congra` variant): a queued job that
+//! has waited [`STARVATION_QOS`] times its solo time is starved: starved
+//! jobs are assigned and admitted first, oldest first, and neither the
+//! work-rate rule nor the look-ahead holds them. [`next_aging_deadline`]
+//! tells the drivers when to decide again for it.
+//!
 //! `fifo` runs one job at a time with all cores; `all` starts every job on
 //! arrival with all cores (the OS time-shares them).
 use std::collections::HashMap;
@@ -63,6 +69,38 @@ use super::model::{Cost, Machine};
 /// boundary plus [`Machine::resize_seconds`]): a unit about to end keeps its
 /// threads.
 pub const RESIZE_MIN_REMAINING_FACTOR: f64 = 4.0;
+
+/// Aging bound of `congra`: a queued job that has waited at least this many
+/// times its solo time (its time alone with every core of the machine) is
+/// *starved*: it goes ahead of every job that is not, it cannot be held by
+/// the work-rate rule or the look-ahead, and starved jobs go in arrival
+/// order (docs/scheduler.md, "Aging").
+pub const STARVATION_QOS: f64 = 1.0;
+
+/// A job's solo time as the policy sees it: its time alone with every core.
+fn solo(m: &Machine, c: &Cost) -> f64 {
+    c.seconds(m.cores() as f64)
+}
+
+/// When `q` becomes starved ([`STARVATION_QOS`]).
+fn starved_at(m: &Machine, q: &QueuedJob) -> f64 {
+    q.arrival + STARVATION_QOS * solo(m, &q.cost)
+}
+
+/// The next time after `state.now` when a queued job becomes starved
+/// ([`STARVATION_QOS`]) under `policy`, if any: the drivers decide again
+/// then, as at an arrival (`congra` only; the other policies do not age).
+pub fn next_aging_deadline(policy: Policy, state: &SchedState<'_>) -> Option<f64> {
+    if !matches!(policy, Policy::Congra { .. }) {
+        return None;
+    }
+    state
+        .queue
+        .iter()
+        .map(|q| starved_at(state.machine, q))
+        .filter(|&t| t > state.now + 1e-12)
+        .min_by(f64::total_cmp)
+}
 
 /// A scheduling policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,6 +441,10 @@ struct Candidate {
     members: Vec<usize>,
     cost: Cost,
     group: Option<String>,
+    /// Whether a member has waited past its aging bound.
+    starved: bool,
+    /// The earliest arrival of its members.
+    arrival: f64,
 }
 
 /// Per-node view of the running units.
@@ -461,8 +503,11 @@ fn congra(
 ) -> Vec<Decision> {
     let m = s.machine;
     let limit = m.node_bandwidth_bytes();
-    let mut ctx = node_ctx(s);
     let mut out = Vec::new();
+    // 8a. Tail spread undone: a unit spread over every node (step 8b) goes
+    //     back to one node, with that node's cores, as soon as a job waits;
+    //     the steps below then see it there (and may shrink it further).
+    let mut ctx = node_ctx(s);
 
     // 1. Scan groups: join a running unit of the same group.
     let mut waiting: Vec<usize> = Vec::new();
@@ -516,6 +561,8 @@ fn congra(
         if let Some(g) = &q.group {
             if let Some(c) = cands.iter_mut().find(|c| c.group.as_ref() == Some(g)) {
                 c.members.push(qi);
+                c.starved |= starved_at(m, q) <= s.now + 1e-12;
+                c.arrival = c.arrival.min(q.arrival);
                 let costs: Vec<Cost> = c.members.iter().map(|&i| s.queue[i].cost).collect();
                 c.cost = Cost::fused(&costs).unwrap_or(q.cost);
                 continue;
@@ -525,17 +572,24 @@ fn congra(
             members: vec![qi],
             cost: q.cost,
             group: q.group.clone(),
+            starved: starved_at(m, q) <= s.now + 1e-12,
+            arrival: q.arrival,
         });
     }
 
     // 2. Query assigner: LPT over nodes.
     let mut load: Vec<f64> = ctx.iter().map(|c| c.remaining.iter().sum()).collect();
+    // Starved candidates first, oldest first (aging); then heaviest first.
     let mut by_weight: Vec<usize> = (0..cands.len()).collect();
     by_weight.sort_by(|&a, &b| {
-        cands[b]
-            .cost
-            .seconds(1.0)
-            .total_cmp(&cands[a].cost.seconds(1.0))
+        let (ca, cb) = (&cands[a], &cands[b]);
+        cb.starved.cmp(&ca.starved).then_with(|| {
+            if ca.starved {
+                ca.arrival.total_cmp(&cb.arrival)
+            } else {
+                cb.cost.seconds(1.0).total_cmp(&ca.cost.seconds(1.0))
+            }
+        })
     });
     let mut node_of = vec![0usize; cands.len()];
     for &ci in &by_weight {
@@ -581,12 +635,18 @@ fn congra(
         // Cores to share among the movable units and the new ones.
         let pool = cores.saturating_sub(fixed_threads);
         let free = pool - movable.len();
+        // Starved candidates first, oldest first (aging); then lightest
+        // first, ties in arrival order.
         mine.sort_by(|&a, &b| {
-            cands[a]
-                .cost
-                .seconds(1.0)
-                .total_cmp(&cands[b].cost.seconds(1.0))
-                .then(cands[a].members[0].cmp(&cands[b].members[0]))
+            let (ca, cb) = (&cands[a], &cands[b]);
+            cb.starved.cmp(&ca.starved).then_with(|| {
+                if ca.starved {
+                    ca.arrival.total_cmp(&cb.arrival)
+                } else {
+                    ca.cost.seconds(1.0).total_cmp(&cb.cost.seconds(1.0))
+                }
+                .then(ca.members[0].cmp(&cb.members[0]))
+            })
         });
         // Generate and check: lightest first, one thread each, eq. 2 (the
         // movable units counted at one thread, the least they can hold).
@@ -676,7 +736,10 @@ fn congra(
             weight: weight(&cands[c].cost, cands[c].members.len()),
             label: names(s, &cands[c].members),
         };
-        let k0 = usize::from(movable.is_empty());
+        // Starved candidates (a prefix of `set`) are launched whatever the
+        // work rate says.
+        let starved_in_set = set.iter().take_while(|&&c| cands[c].starved).count();
+        let k0 = usize::from(movable.is_empty()).max(starved_in_set);
         let mut options: Vec<(f64, Vec<usize>, String)> = Vec::new();
         for k in k0..=set.len() {
             let items: Vec<Item> = movable
@@ -727,7 +790,7 @@ fn congra(
                 .map(|(&ci, &t)| cands[ci].cost.bandwidth(t as f64))
                 .sum::<f64>();
         // Look-ahead.
-        if look_ahead && !set.is_empty() && !nc.remaining.is_empty() {
+        if look_ahead && !set.is_empty() && !nc.remaining.is_empty() && starved_in_set == 0 {
             let outside = mine
                 .iter()
                 .copied()
@@ -820,6 +883,23 @@ fn congra(
                 (Some(g), k) => format!(" ({k} jobs fused into one shared scan of {g})"),
                 (None, _) => String::new(),
             };
+            let aging_note = if c.starved {
+                let oldest = c
+                    .members
+                    .iter()
+                    .map(|&i| &s.queue[i])
+                    .min_by(|a, b| a.arrival.total_cmp(&b.arrival));
+                oldest.map_or_else(String::new, |q| {
+                    format!(
+                        " (aging: {} waited {:.3} s ≥ {STARVATION_QOS} × its solo {:.3} s, so it goes first)",
+                        q.name,
+                        s.now - q.arrival,
+                        solo(m, &q.cost)
+                    )
+                })
+            } else {
+                String::new()
+            };
             out.push(Decision {
                 at: s.now,
                 action: Action::Launch {
@@ -828,7 +908,7 @@ fn congra(
                     threads: t,
                 },
                 reason: format!(
-                    "launch {} on node {node} with {}{group_note}: {} GB/s, Σbw {} of {} GB/s; ascent stopped: {stop}{waiting_note}",
+                    "launch {} on node {node} with {}{group_note}{aging_note}: {} GB/s, Σbw {} of {} GB/s; ascent stopped: {stop}{waiting_note}",
                     names(s, &c.members),
                     plural(t, "thread"),
                     gbs(c.cost.bandwidth(t as f64)),
@@ -1140,7 +1220,7 @@ mod tests {
         }];
         let q = vec![job(0, cost(1.0, 0.9, 0.1)), job(1, cost(100.0, 0.0, 0.1))];
         let st = SchedState {
-            now: 1.0,
+            now: 0.1,
             machine: &m,
             queue: &q,
             running: &running,
@@ -1163,13 +1243,14 @@ mod tests {
             job(2, cost(100.0, 0.0, 0.1)),
         ];
         let st2 = SchedState {
-            now: 1.0,
+            now: 0.1,
             machine: &m,
             queue: &q2,
             running: &running2,
         };
         // S = {j0, j1} at one thread each: Perf = 0; Q_LA = j2 with the
-        // 2 threads S takes: gain 50 s − loss 0.5 s > 0 → hold.
+        // 2 threads S takes: gain 50 s − loss 0.5 s > 0 → hold (j0 has
+        // waited less than its solo time: no aging yet).
         let d = decide(LA, &st2);
         assert!(launches(&d).is_empty(), "{d:#?}");
         assert!(matches!(d[0].action, Action::Hold { job: 2, .. }), "{d:#?}");
@@ -1352,6 +1433,126 @@ mod tests {
                     ..
                 }
             ),
+            "{d:#?}"
+        );
+    }
+
+    fn queued_at(id: usize, c: Cost, arrival: f64) -> QueuedJob {
+        QueuedJob {
+            arrival,
+            ..job(id, c)
+        }
+    }
+
+    #[test]
+    fn a_job_waiting_past_its_aging_bound_goes_ahead_of_lighter_later_arrivals() {
+        // One node of 2 cores, one held by a unit that keeps its threads:
+        // one free core. j0 (1 s at one thread, 0.5 s with both cores: its
+        // solo time) came first, j1 (0.1 s) later.
+        let m = Machine::model(1, 2, 1000.0);
+        let running = vec![RunningUnit {
+            resizable: false,
+            ..unit(5, 1, cost(50.0, 0.0, 0.1), 40.0)
+        }];
+        let q = vec![
+            queued_at(0, cost(1.0, 0.0, 0.1), 0.0),
+            queued_at(1, cost(0.1, 0.0, 0.1), 0.2),
+        ];
+        let at = |now: f64| SchedState {
+            now,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        // Before j0's bound (0.5 s of waiting): lightest first.
+        assert_eq!(
+            launches(&decide(NOLA, &at(0.3))),
+            vec![(vec![1], Some(0), 1)]
+        );
+        assert_eq!(next_aging_deadline(NOLA, &at(0.3)), Some(0.5));
+        // At it: j0 is starved and takes the core ahead of j1.
+        let d = decide(NOLA, &at(0.5));
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
+        assert!(
+            d.iter()
+                .any(|x| x.reason.contains("aging: j0 waited 0.500 s")),
+            "{d:#?}"
+        );
+        // Starved jobs go in arrival order, whatever their weight.
+        let late = vec![
+            queued_at(0, cost(0.1, 0.0, 0.1), 0.2),
+            queued_at(1, cost(1.0, 0.0, 0.1), 0.0),
+        ];
+        let st = SchedState {
+            now: 2.0,
+            queue: &late,
+            ..at(2.0)
+        };
+        assert_eq!(launches(&decide(NOLA, &st)), vec![(vec![1], Some(0), 1)]);
+        // fifo and all do not age.
+        assert_eq!(next_aging_deadline(Policy::Fifo, &at(0.3)), None);
+    }
+
+    #[test]
+    fn a_starved_job_is_not_held_by_the_work_rate_rule() {
+        // The running unit scales superlinearly to 2 threads: sharing the
+        // cores with a second such job does less work per second, so the
+        // work-rate rule holds the newcomer (superlinear test above)...
+        let m = Machine::model(1, 2, 1000.0);
+        let pr = Cost::fit(&[2.0, 0.8], 1e9, 0.0).unwrap();
+        let running = vec![unit(1, 2, pr, 5.0)];
+        let q = vec![queued_at(0, pr, 0.0)];
+        let at = |now: f64| SchedState {
+            now,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        let d = decide(RESIZE, &at(0.1));
+        assert!(launches(&d).is_empty(), "{d:#?}");
+        assert!(
+            matches!(
+                d[0].action,
+                Action::Hold {
+                    cause: HoldCause::WorkRate,
+                    ..
+                }
+            ),
+            "{d:#?}"
+        );
+        // ... until it has waited its solo time (T(2) = 0.8 s): then it
+        // starts, and the running unit gives it a core.
+        let d = decide(RESIZE, &at(0.8));
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
+        assert_eq!(resizes(&d), vec![(1, 1)], "{d:#?}");
+    }
+
+    #[test]
+    fn a_starved_job_is_not_held_by_the_look_ahead() {
+        // As in look_ahead_holds_when_eq_5_and_6_say_so: S = {j0, j1} is held
+        // for j2; once j0 has waited its solo time, S launches.
+        let m = Machine::model(1, 4, 1000.0);
+        let running = vec![RunningUnit {
+            resizable: false,
+            ..unit(7, 2, cost(1.0, 0.0, 0.1), 0.5)
+        }];
+        let q = vec![
+            job(0, cost(1.0, 0.9, 0.1)),
+            job(1, cost(2.0, 0.9, 0.1)),
+            job(2, cost(100.0, 0.0, 0.1)),
+        ];
+        let at = |now: f64| SchedState {
+            now,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        assert!(launches(&decide(LA, &at(0.1))).is_empty());
+        // j0's solo time: 0.9 + 0.1/4 = 0.925 s.
+        let d = decide(LA, &at(0.925));
+        assert_eq!(
+            launches(&d),
+            vec![(vec![0], Some(0), 1), (vec![1], Some(0), 1)],
             "{d:#?}"
         );
     }

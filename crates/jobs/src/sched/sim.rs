@@ -22,14 +22,17 @@
 //! until its next superstep boundary, modelled as half a superstep at its
 //! current threads later ([`Cost::superstep_seconds`]), and then stalls for
 //! [`Machine::resize_seconds`] (its new pool starts): that much work at the
-//! new rate is added to what it has left. Decisions are taken at arrivals
-//! and unit ends (with an empty queue too, when the policy re-allocates).
+//! new rate is added to what it has left. Decisions are taken at arrivals,
+//! unit ends (with an empty queue too, when the policy re-allocates) and
+//! when a queued job's aging bound passes
+//! ([`super::policy::next_aging_deadline`]).
 use serde::Serialize;
 
 use super::model::{Cost, Machine};
 use super::percentile;
 use super::policy::{
-    decide, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit, SchedState,
+    decide, next_aging_deadline, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit,
+    SchedState,
 };
 
 /// A job of the stream.
@@ -178,6 +181,9 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
     let resizing = matches!(policy, Policy::Congra { resize: true, .. });
     // Whether a job arrived or a unit ended since the last decision point.
     let mut changed = true;
+    // When a queued job next becomes starved (a decision point, as an
+    // arrival is).
+    let mut aging: Option<f64> = None;
     for _ in 0..10_000_000u64 {
         while next < order.len() && jobs[order[next]].arrival <= now + 1e-12 {
             queue.push(order[next]);
@@ -210,15 +216,13 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                     resizable: u.resizable,
                 })
                 .collect();
-            let ds = decide(
-                policy,
-                &SchedState {
-                    now,
-                    machine: m,
-                    queue: &queued,
-                    running: &running,
-                },
-            );
+            let st = SchedState {
+                now,
+                machine: m,
+                queue: &queued,
+                running: &running,
+            };
+            let ds = decide(policy, &st);
             for d in &ds {
                 match &d.action {
                     Action::Launch {
@@ -277,6 +281,18 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                 }
             }
             log.record(&ds);
+            let still: Vec<QueuedJob> = queued
+                .iter()
+                .filter(|q| queue.contains(&q.id))
+                .cloned()
+                .collect();
+            aging = next_aging_deadline(
+                policy,
+                &SchedState {
+                    queue: &still,
+                    ..st
+                },
+            );
             if units.is_empty() && !queue.is_empty() && next >= order.len() {
                 // The policy launched nothing with nothing running and nothing
                 // to come: a policy bug; launch the first job to keep going.
@@ -314,6 +330,9 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                 dt = dt.min((at - now).max(0.0));
             }
         }
+        if let Some(at) = aging {
+            dt = dt.min((at - now).max(0.0));
+        }
         if !dt.is_finite() {
             break;
         }
@@ -333,6 +352,10 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
             }
         });
         changed = units.len() < before;
+        if aging.is_some_and(|at| at <= now + 1e-12) {
+            aging = None;
+            changed = true;
+        }
         // Resizes whose superstep boundary came: the new pool starts.
         for u in &mut units {
             if let Some((t, at)) = u.pending {
@@ -488,6 +511,37 @@ mod tests {
             .decisions
             .iter()
             .any(|d| matches!(d.action, Action::Resize { threads: 2, .. })));
+    }
+
+    #[test]
+    fn a_held_job_starts_when_its_aging_bound_passes() {
+        // A long superlinear job holds both cores (the work-rate rule holds
+        // a second one that would share them); the second starts when it has
+        // waited its solo time (T(2) = 0.8 s), not when the first ends.
+        let m = Machine::model(1, 2, 100.0);
+        let jobs = vec![
+            SimJob {
+                name: "long".into(),
+                arrival: 0.0,
+                cost: Cost::fit(&[20.0, 8.0], 1e9, 0.0).unwrap(),
+                group: None,
+            },
+            SimJob {
+                name: "short".into(),
+                arrival: 0.01,
+                cost: Cost::fit(&[2.0, 0.8], 1e8, 0.0).unwrap(),
+                group: None,
+            },
+        ];
+        let plain = Policy::Congra {
+            look_ahead: false,
+            short_job_bypass: false,
+            resize: true,
+        };
+        let r = simulate(&m, plain, &jobs);
+        let start = r.jobs[1].start;
+        assert!((start - 0.81).abs() < 1e-9, "{start}: {:#?}", r.decisions);
+        assert!(r.jobs[0].finish > 8.0);
     }
 
     #[test]
