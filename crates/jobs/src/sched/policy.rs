@@ -49,6 +49,13 @@
 //!    running unit's eq. 3 gain weighted by its share of work left. Units
 //!    whose threads change get [`Action::Resize`]; with an empty queue the
 //!    running units grow into released cores.
+//! 8. *Tail spread and migration* (Plexus's addition, with re-allocation,
+//!    on machines of several nodes): with nothing waiting, a node left
+//!    without a unit takes the longest-running unit of a node that runs
+//!    several, and a unit left alone on the machine spreads over every
+//!    node's cores ([`Action::Move`]); a spread unit goes back to one node
+//!    when a job arrives. Without this the last jobs of a stream run on one
+//!    socket while the other idles.
 //!
 //! *Aging* (Plexus's addition, every `congra` variant): a queued job that
 //! has waited [`STARVATION_QOS`] times its solo time is starved: starved
@@ -290,6 +297,14 @@ pub enum Action {
     /// Run the running unit `unit` on `threads` threads (of its node) from
     /// its next superstep boundary on.
     Resize { unit: usize, threads: usize },
+    /// Run the running unit `unit` on `node` (`None`: spread over every
+    /// node) with `threads` threads from its next superstep boundary on
+    /// (`congra`'s tail spread and its undoing, see [`decide`]).
+    Move {
+        unit: usize,
+        node: Option<usize>,
+        threads: usize,
+    },
     /// Keep `job` (and the node's resources) waiting.
     Hold {
         job: usize,
@@ -342,7 +357,7 @@ impl DecisionLog {
                 Action::Join { job, .. } => {
                     self.held.remove(job);
                 }
-                Action::Resize { .. } => {}
+                Action::Resize { .. } | Action::Move { .. } => {}
             }
             kept.push(d.clone());
         }
@@ -507,6 +522,107 @@ fn congra(
     // 8a. Tail spread undone: a unit spread over every node (step 8b) goes
     //     back to one node, with that node's cores, as soon as a job waits;
     //     the steps below then see it there (and may shrink it further).
+    let view: Vec<RunningUnit>;
+    let view_state: SchedState<'_>;
+    let s = if resize && m.nodes > 1 {
+        let mut running = s.running.to_vec();
+        if !s.queue.is_empty() {
+            for i in 0..running.len() {
+                if !spread(&running[i]) {
+                    continue;
+                }
+                let busy = |n: usize| -> usize {
+                    running
+                        .iter()
+                        .filter(|u| u.node == Some(n))
+                        .map(|u| u.threads)
+                        .sum()
+                };
+                let home = (0..m.nodes).min_by_key(|&n| busy(n)).unwrap_or(0);
+                let u = &mut running[i];
+                let t = m.cores_per_node.min(u.threads);
+                let before = u.cost.seconds(u.threads as f64);
+                u.remaining_seconds *= u.cost.seconds(t as f64) / before.max(1e-12);
+                u.node = Some(home);
+                let from = u.threads;
+                u.threads = t;
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Move {
+                        unit: u.id,
+                        node: Some(home),
+                        threads: t,
+                    },
+                    reason: format!(
+                        "gather unit #{} ({}) from {} over every node to node {home} with {} at its next superstep boundary (tail spread undone: {} waiting)",
+                        u.id,
+                        plural(u.jobs.len(), "job"),
+                        plural(from, "thread"),
+                        plural(t, "thread"),
+                        plural(s.queue.len(), "job")
+                    ),
+                });
+            }
+        } else {
+            // 8c. Tail migration: with nothing waiting, a node with no unit
+            //     takes the unit with the longest remaining run from a node
+            //     that runs several (its partners there grow into its
+            //     cores in step 7).
+            for n in 0..m.nodes {
+                if running
+                    .iter()
+                    .any(|u| u.node == Some(n) || u.node.is_none())
+                {
+                    continue;
+                }
+                let count = |k: usize| running.iter().filter(|u| u.node == Some(k)).count();
+                let pick = (0..running.len())
+                    .filter(|&i| {
+                        let u = &running[i];
+                        u.resizable && u.node.is_some_and(|k| count(k) >= 2) && worth_resizing(m, u)
+                    })
+                    .max_by(|&a, &b| {
+                        running[a]
+                            .remaining_seconds
+                            .total_cmp(&running[b].remaining_seconds)
+                    });
+                let Some(i) = pick else { continue };
+                let u = &mut running[i];
+                let (from_node, from) = (u.node.unwrap_or(0), u.threads);
+                let t = m.cores_per_node;
+                let before = u.remaining_seconds;
+                u.remaining_seconds *=
+                    u.cost.seconds(t as f64) / u.cost.seconds(from as f64).max(1e-12);
+                u.node = Some(n);
+                u.threads = t;
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Move {
+                        unit: u.id,
+                        node: Some(n),
+                        threads: t,
+                    },
+                    reason: format!(
+                        "move unit #{} ({}) from node {from_node} ({}) to idle node {n} with {} at its next superstep boundary (tail migration: nothing waits), ≈{:.3} s → {:.3} s",
+                        u.id,
+                        plural(u.jobs.len(), "job"),
+                        plural(from, "thread"),
+                        plural(t, "thread"),
+                        before,
+                        u.remaining_seconds
+                    ),
+                });
+            }
+        }
+        view = running;
+        view_state = SchedState {
+            running: &view,
+            ..*s
+        };
+        &view_state
+    } else {
+        s
+    };
     let mut ctx = node_ctx(s);
 
     // 1. Scan groups: join a running unit of the same group.
@@ -936,7 +1052,7 @@ fn congra(
                 .flat_map(|d| match &d.action {
                     Action::Launch { jobs, .. } => jobs.clone(),
                     Action::Join { job, .. } => vec![*job],
-                    Action::Hold { .. } | Action::Resize { .. } => Vec::new(),
+                    Action::Hold { .. } | Action::Resize { .. } | Action::Move { .. } => Vec::new(),
                 })
                 .collect();
             let mut mine: Vec<usize> = (0..cands.len())
@@ -985,7 +1101,88 @@ fn congra(
             });
         }
     }
+    // A unit moved above and re-allocated in step 7: one decision, the
+    // move with step 7's threads.
+    let moved: Vec<usize> = out
+        .iter()
+        .filter_map(|d| match d.action {
+            Action::Move { unit, .. } => Some(unit),
+            _ => None,
+        })
+        .collect();
+    for id in moved {
+        let Some(pos) = out
+            .iter()
+            .position(|d| matches!(d.action, Action::Resize { unit, .. } if unit == id))
+        else {
+            continue;
+        };
+        let r = out.remove(pos);
+        if let Action::Resize { threads: t, .. } = r.action {
+            for d in out.iter_mut() {
+                if let Action::Move { unit, threads, .. } = &mut d.action {
+                    if *unit == id {
+                        *threads = t;
+                        d.reason = format!("{}; then {}", d.reason, r.reason);
+                    }
+                }
+            }
+        }
+    }
+    // 8b. Tail spread: with nothing waiting and one unit left on the
+    //     machine, the other nodes' cores would idle until it ends (a unit
+    //     is placed on one node); it runs on every core of the machine
+    //     instead when that ends it sooner, its remote accesses counted
+    //     (step 8a undoes this when a job arrives).
+    if resize && m.nodes > 1 && s.queue.is_empty() && s.running.len() == 1 {
+        let u = &s.running[0];
+        if u.resizable && u.node.is_some() && worth_resizing(m, u) {
+            let grown = out.iter().find_map(|d| match d.action {
+                Action::Resize { unit, threads } if unit == u.id => Some(threads),
+                _ => None,
+            });
+            let t_node = grown.unwrap_or(u.threads);
+            let whole = u.cost.seconds(u.threads as f64).max(1e-12);
+            let left = (u.remaining_seconds / whole).clamp(0.0, 1.0);
+            let span = 1.0 + (m.nodes - 1) as f64 / m.nodes as f64 * (m.remote_factor - 1.0);
+            let on_node = left
+                * u.cost
+                    .seconds(t_node as f64)
+                    .max(u.cost.bytes() / limit.max(1.0));
+            let cores = m.cores();
+            let spread_s = left
+                * u.cost
+                    .seconds(cores as f64)
+                    .max(u.cost.bytes() * span / (m.nodes as f64 * limit).max(1.0));
+            if spread_s + m.resize_seconds < on_node {
+                out.retain(|d| !matches!(d.action, Action::Resize { unit, .. } if unit == u.id));
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Move {
+                        unit: u.id,
+                        node: None,
+                        threads: cores,
+                    },
+                    reason: format!(
+                        "spread unit #{} ({}) from node {} to all {} of the machine at its next superstep boundary (tail spread: nothing waits, no other unit runs): {:.0}% of work left, ≈{:.3} s on its node → {:.3} s on every node",
+                        u.id,
+                        plural(u.jobs.len(), "job"),
+                        u.node.unwrap_or(0),
+                        plural(cores, "core"),
+                        left * 100.0,
+                        on_node,
+                        spread_s
+                    ),
+                });
+            }
+        }
+    }
     out
+}
+
+/// Whether `u` is a `congra` unit spread over every node (step 8b).
+fn spread(u: &RunningUnit) -> bool {
+    u.node.is_none() && u.resizable
 }
 
 /// Whether re-allocating `u` can pay: its remaining run is at least
@@ -1555,6 +1752,83 @@ mod tests {
             vec![(vec![0], Some(0), 1), (vec![1], Some(0), 1)],
             "{d:#?}"
         );
+    }
+
+    fn moves(d: &[Decision]) -> Vec<(usize, Option<usize>, usize)> {
+        d.iter()
+            .filter_map(|d| match d.action {
+                Action::Move {
+                    unit,
+                    node,
+                    threads,
+                } => Some((unit, node, threads)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_last_unit_spreads_over_every_node_and_comes_back_when_a_job_arrives() {
+        let m = Machine::model(2, 4, 1000.0);
+        let running = vec![unit(3, 4, cost(20.0, 0.0, 1.0), 5.0)];
+        let st = SchedState {
+            now: 1.0,
+            machine: &m,
+            queue: &[],
+            running: &running,
+        };
+        let d = decide(RESIZE, &st);
+        assert_eq!(moves(&d), vec![(3, None, 8)], "{d:#?}");
+        assert!(d[0].reason.contains("tail spread"), "{}", d[0].reason);
+        // Threads fixed, or one node: nothing.
+        assert!(decide(NOLA, &st).is_empty());
+        let one = Machine::model(1, 8, 1000.0);
+        assert!(moves(&decide(
+            RESIZE,
+            &SchedState {
+                machine: &one,
+                ..st
+            }
+        ))
+        .is_empty());
+        // Spread, a job arrives: the unit goes back to one node and the job
+        // starts on the other.
+        let spread = vec![RunningUnit {
+            node: None,
+            threads: 8,
+            ..running[0].clone()
+        }];
+        let q = vec![job(0, cost(2.0, 0.0, 0.1))];
+        let d = decide(
+            RESIZE,
+            &SchedState {
+                queue: &q,
+                running: &spread,
+                ..st
+            },
+        );
+        assert_eq!(moves(&d), vec![(3, Some(0), 4)], "{d:#?}");
+        assert_eq!(launches(&d), vec![(vec![0], Some(1), 4)], "{d:#?}");
+    }
+
+    #[test]
+    fn an_idle_node_takes_the_longest_unit_of_a_busy_one_when_nothing_waits() {
+        let m = Machine::model(2, 4, 1000.0);
+        let running = vec![
+            unit(1, 2, cost(20.0, 0.0, 1.0), 3.0),
+            unit(2, 2, cost(20.0, 0.0, 1.0), 6.0),
+        ];
+        let d = decide(
+            RESIZE,
+            &SchedState {
+                now: 1.0,
+                machine: &m,
+                queue: &[],
+                running: &running,
+            },
+        );
+        assert_eq!(moves(&d), vec![(2, Some(1), 4)], "{d:#?}");
+        assert_eq!(resizes(&d), vec![(1, 4)], "{d:#?}");
     }
 
     #[test]

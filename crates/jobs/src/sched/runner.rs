@@ -343,8 +343,30 @@ impl Runner {
                 }
             }
             Action::Resize { unit, threads } => {
+                let node = self
+                    .units
+                    .iter()
+                    .find(|u| u.id == *unit)
+                    .and_then(|u| u.node);
+                self.apply(
+                    &Action::Move {
+                        unit: *unit,
+                        node,
+                        threads: *threads,
+                    },
+                    now,
+                )?;
+            }
+            Action::Move {
+                unit,
+                node,
+                threads,
+            } => {
                 if let Some(u) = self.units.iter_mut().find(|u| u.id == *unit) {
                     let t = (*threads).max(1);
+                    // A unit spread over every node (`node: None`) gets no
+                    // CPU set: the pool's default pinning spreads it.
+                    u.node = *node;
                     let cpus = if self.cfg.pin {
                         u.node.and_then(|n| self.cfg.machine.cpus.get(n).cloned())
                     } else {

@@ -22,10 +22,11 @@
 //! until its next superstep boundary, modelled as half a superstep at its
 //! current threads later ([`Cost::superstep_seconds`]), and then stalls for
 //! [`Machine::resize_seconds`] (its new pool starts): that much work at the
-//! new rate is added to what it has left. Decisions are taken at arrivals,
-//! unit ends (with an empty queue too, when the policy re-allocates) and
-//! when a queued job's aging bound passes
-//! ([`super::policy::next_aging_deadline`]).
+//! new rate is added to what it has left. A moved unit ([`Action::Move`])
+//! changes node (or spreads over every node) at the same boundary.
+//! Decisions are taken at arrivals, unit ends (with an empty queue too,
+//! when the policy re-allocates) and when a queued job's aging bound
+//! passes ([`super::policy::next_aging_deadline`]).
 use serde::Serialize;
 
 use super::model::{Cost, Machine};
@@ -105,9 +106,10 @@ struct Unit {
     left: f64,
     /// Whether the policy may resize it.
     resizable: bool,
-    /// A resize decided but not yet applied: (threads, seconds from the
-    /// start when its superstep boundary comes).
-    pending: Option<(usize, f64)>,
+    /// A resize (or move) decided but not yet applied: (threads, seconds
+    /// from the start when its superstep boundary comes, the node it runs
+    /// on then).
+    pending: Option<(usize, f64, Option<usize>)>,
 }
 
 /// Progress rates (fraction of work per second) of `units` on `m`.
@@ -166,6 +168,17 @@ fn rates(m: &Machine, units: &[Unit]) -> Vec<f64> {
         .collect()
 }
 
+/// Plans `u` to run with `threads` on `node` from its next superstep
+/// boundary (half a superstep at its current threads from `now`, or the
+/// boundary already planned); nothing when that is what it runs now.
+fn plan(u: &mut Unit, now: f64, threads: usize, node: Option<usize>) {
+    let at = u.pending.map_or_else(
+        || now + 0.5 * u.cost.superstep_seconds(u.threads as f64),
+        |p| p.1,
+    );
+    u.pending = (threads != u.threads || node != u.node).then_some((threads, at, node));
+}
+
 /// Replays `jobs` through `policy` on `m`.
 pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
@@ -207,7 +220,7 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                 .zip(&rs)
                 .map(|(u, r)| RunningUnit {
                     id: u.id,
-                    node: u.node,
+                    node: u.pending.map_or(u.node, |p| p.2),
                     threads: u.pending.map_or(u.threads, |p| p.0),
                     jobs: u.jobs.clone(),
                     cost: u.cost,
@@ -269,12 +282,17 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                     }
                     Action::Resize { unit, threads } => {
                         if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
-                            let t = (*threads).max(1);
-                            let at = u.pending.map_or_else(
-                                || now + 0.5 * u.cost.superstep_seconds(u.threads as f64),
-                                |p| p.1,
-                            );
-                            u.pending = (t != u.threads).then_some((t, at));
+                            let node = u.pending.map_or(u.node, |p| p.2);
+                            plan(u, now, (*threads).max(1), node);
+                        }
+                    }
+                    Action::Move {
+                        unit,
+                        node,
+                        threads,
+                    } => {
+                        if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
+                            plan(u, now, (*threads).max(1), *node);
                         }
                     }
                     Action::Hold { .. } => {}
@@ -326,7 +344,7 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
             dt = dt.min((jobs[order[next]].arrival - now).max(0.0));
         }
         for u in &units {
-            if let Some((_, at)) = u.pending {
+            if let Some((_, at, _)) = u.pending {
                 dt = dt.min((at - now).max(0.0));
             }
         }
@@ -358,9 +376,10 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
         }
         // Resizes whose superstep boundary came: the new pool starts.
         for u in &mut units {
-            if let Some((t, at)) = u.pending {
+            if let Some((t, at, node)) = u.pending {
                 if at <= now + 1e-12 {
                     u.threads = t;
+                    u.node = node;
                     u.left += m.resize_seconds / u.cost.seconds(t as f64).max(1e-12);
                     u.pending = None;
                 }
