@@ -49,6 +49,19 @@
 //!    running unit's eq. 3 gain weighted by its share of work left. Units
 //!    whose threads change get [`Action::Resize`]; with an empty queue the
 //!    running units grow into released cores.
+//! 8. *Tail spread and migration* (Plexus's addition, with re-allocation,
+//!    on machines of several nodes): with nothing waiting, a node left
+//!    without a unit takes the longest-running unit of a node that runs
+//!    several, and a unit left alone on the machine spreads over every
+//!    node's cores ([`Action::Move`]); a spread unit goes back to one node
+//!    when a job arrives. Without this the last jobs of a stream run on one
+//!    socket while the other idles.
+//!
+//! *Aging* (Plexus's addition, every `congra` variant): a queued job that
+//! has waited [`STARVATION_QOS`] times its solo time is starved: starved
+//! jobs are assigned and admitted first, oldest first, and neither the
+//! work-rate rule nor the look-ahead holds them. [`next_aging_deadline`]
+//! tells the drivers when to decide again for it.
 //!
 //! `fifo` runs one job at a time with all cores; `all` starts every job on
 //! arrival with all cores (the OS time-shares them).
@@ -63,6 +76,38 @@ use super::model::{Cost, Machine};
 /// boundary plus [`Machine::resize_seconds`]): a unit about to end keeps its
 /// threads.
 pub const RESIZE_MIN_REMAINING_FACTOR: f64 = 4.0;
+
+/// Aging bound of `congra`: a queued job that has waited at least this many
+/// times its solo time (its time alone with every core of the machine) is
+/// *starved*: it goes ahead of every job that is not, it cannot be held by
+/// the work-rate rule or the look-ahead, and starved jobs go in arrival
+/// order (docs/scheduler.md, "Aging").
+pub const STARVATION_QOS: f64 = 1.0;
+
+/// A job's solo time as the policy sees it: its time alone with every core.
+fn solo(m: &Machine, c: &Cost) -> f64 {
+    c.seconds(m.cores() as f64)
+}
+
+/// When `q` becomes starved ([`STARVATION_QOS`]).
+fn starved_at(m: &Machine, q: &QueuedJob) -> f64 {
+    q.arrival + STARVATION_QOS * solo(m, &q.cost)
+}
+
+/// The next time after `state.now` when a queued job becomes starved
+/// ([`STARVATION_QOS`]) under `policy`, if any: the drivers decide again
+/// then, as at an arrival (`congra` only; the other policies do not age).
+pub fn next_aging_deadline(policy: Policy, state: &SchedState<'_>) -> Option<f64> {
+    if !matches!(policy, Policy::Congra { .. }) {
+        return None;
+    }
+    state
+        .queue
+        .iter()
+        .map(|q| starved_at(state.machine, q))
+        .filter(|&t| t > state.now + 1e-12)
+        .min_by(f64::total_cmp)
+}
 
 /// A scheduling policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,6 +297,14 @@ pub enum Action {
     /// Run the running unit `unit` on `threads` threads (of its node) from
     /// its next superstep boundary on.
     Resize { unit: usize, threads: usize },
+    /// Run the running unit `unit` on `node` (`None`: spread over every
+    /// node) with `threads` threads from its next superstep boundary on
+    /// (`congra`'s tail spread and its undoing, see [`decide`]).
+    Move {
+        unit: usize,
+        node: Option<usize>,
+        threads: usize,
+    },
     /// Keep `job` (and the node's resources) waiting.
     Hold {
         job: usize,
@@ -304,7 +357,7 @@ impl DecisionLog {
                 Action::Join { job, .. } => {
                     self.held.remove(job);
                 }
-                Action::Resize { .. } => {}
+                Action::Resize { .. } | Action::Move { .. } => {}
             }
             kept.push(d.clone());
         }
@@ -403,6 +456,10 @@ struct Candidate {
     members: Vec<usize>,
     cost: Cost,
     group: Option<String>,
+    /// Whether a member has waited past its aging bound.
+    starved: bool,
+    /// The earliest arrival of its members.
+    arrival: f64,
 }
 
 /// Per-node view of the running units.
@@ -461,8 +518,112 @@ fn congra(
 ) -> Vec<Decision> {
     let m = s.machine;
     let limit = m.node_bandwidth_bytes();
-    let mut ctx = node_ctx(s);
     let mut out = Vec::new();
+    // 8a. Tail spread undone: a unit spread over every node (step 8b) goes
+    //     back to one node, with that node's cores, as soon as a job waits;
+    //     the steps below then see it there (and may shrink it further).
+    let view: Vec<RunningUnit>;
+    let view_state: SchedState<'_>;
+    let s = if resize && m.nodes > 1 {
+        let mut running = s.running.to_vec();
+        if !s.queue.is_empty() {
+            for i in 0..running.len() {
+                if !spread(&running[i]) {
+                    continue;
+                }
+                let busy = |n: usize| -> usize {
+                    running
+                        .iter()
+                        .filter(|u| u.node == Some(n))
+                        .map(|u| u.threads)
+                        .sum()
+                };
+                let home = (0..m.nodes).min_by_key(|&n| busy(n)).unwrap_or(0);
+                let u = &mut running[i];
+                let t = m.cores_per_node.min(u.threads);
+                let before = u.cost.seconds(u.threads as f64);
+                u.remaining_seconds *= u.cost.seconds(t as f64) / before.max(1e-12);
+                u.node = Some(home);
+                let from = u.threads;
+                u.threads = t;
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Move {
+                        unit: u.id,
+                        node: Some(home),
+                        threads: t,
+                    },
+                    reason: format!(
+                        "gather unit #{} ({}) from {} over every node to node {home} with {} at its next superstep boundary (tail spread undone: {} waiting)",
+                        u.id,
+                        plural(u.jobs.len(), "job"),
+                        plural(from, "thread"),
+                        plural(t, "thread"),
+                        plural(s.queue.len(), "job")
+                    ),
+                });
+            }
+        } else {
+            // 8c. Tail migration: with nothing waiting, a node with no unit
+            //     takes the unit with the longest remaining run from a node
+            //     that runs several (its partners there grow into its
+            //     cores in step 7).
+            for n in 0..m.nodes {
+                if running
+                    .iter()
+                    .any(|u| u.node == Some(n) || u.node.is_none())
+                {
+                    continue;
+                }
+                let count = |k: usize| running.iter().filter(|u| u.node == Some(k)).count();
+                let pick = (0..running.len())
+                    .filter(|&i| {
+                        let u = &running[i];
+                        u.resizable && u.node.is_some_and(|k| count(k) >= 2) && worth_resizing(m, u)
+                    })
+                    .max_by(|&a, &b| {
+                        running[a]
+                            .remaining_seconds
+                            .total_cmp(&running[b].remaining_seconds)
+                    });
+                let Some(i) = pick else { continue };
+                let u = &mut running[i];
+                let (from_node, from) = (u.node.unwrap_or(0), u.threads);
+                let t = m.cores_per_node;
+                let before = u.remaining_seconds;
+                u.remaining_seconds *=
+                    u.cost.seconds(t as f64) / u.cost.seconds(from as f64).max(1e-12);
+                u.node = Some(n);
+                u.threads = t;
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Move {
+                        unit: u.id,
+                        node: Some(n),
+                        threads: t,
+                    },
+                    reason: format!(
+                        "move unit #{} ({}) from node {from_node} ({}) to idle node {n} with {} at its next superstep boundary (tail migration: nothing waits), ≈{:.3} s → {:.3} s",
+                        u.id,
+                        plural(u.jobs.len(), "job"),
+                        plural(from, "thread"),
+                        plural(t, "thread"),
+                        before,
+                        u.remaining_seconds
+                    ),
+                });
+            }
+        }
+        view = running;
+        view_state = SchedState {
+            running: &view,
+            ..*s
+        };
+        &view_state
+    } else {
+        s
+    };
+    let mut ctx = node_ctx(s);
 
     // 1. Scan groups: join a running unit of the same group.
     let mut waiting: Vec<usize> = Vec::new();
@@ -516,6 +677,8 @@ fn congra(
         if let Some(g) = &q.group {
             if let Some(c) = cands.iter_mut().find(|c| c.group.as_ref() == Some(g)) {
                 c.members.push(qi);
+                c.starved |= starved_at(m, q) <= s.now + 1e-12;
+                c.arrival = c.arrival.min(q.arrival);
                 let costs: Vec<Cost> = c.members.iter().map(|&i| s.queue[i].cost).collect();
                 c.cost = Cost::fused(&costs).unwrap_or(q.cost);
                 continue;
@@ -525,17 +688,24 @@ fn congra(
             members: vec![qi],
             cost: q.cost,
             group: q.group.clone(),
+            starved: starved_at(m, q) <= s.now + 1e-12,
+            arrival: q.arrival,
         });
     }
 
     // 2. Query assigner: LPT over nodes.
     let mut load: Vec<f64> = ctx.iter().map(|c| c.remaining.iter().sum()).collect();
+    // Starved candidates first, oldest first (aging); then heaviest first.
     let mut by_weight: Vec<usize> = (0..cands.len()).collect();
     by_weight.sort_by(|&a, &b| {
-        cands[b]
-            .cost
-            .seconds(1.0)
-            .total_cmp(&cands[a].cost.seconds(1.0))
+        let (ca, cb) = (&cands[a], &cands[b]);
+        cb.starved.cmp(&ca.starved).then_with(|| {
+            if ca.starved {
+                ca.arrival.total_cmp(&cb.arrival)
+            } else {
+                cb.cost.seconds(1.0).total_cmp(&ca.cost.seconds(1.0))
+            }
+        })
     });
     let mut node_of = vec![0usize; cands.len()];
     for &ci in &by_weight {
@@ -581,12 +751,18 @@ fn congra(
         // Cores to share among the movable units and the new ones.
         let pool = cores.saturating_sub(fixed_threads);
         let free = pool - movable.len();
+        // Starved candidates first, oldest first (aging); then lightest
+        // first, ties in arrival order.
         mine.sort_by(|&a, &b| {
-            cands[a]
-                .cost
-                .seconds(1.0)
-                .total_cmp(&cands[b].cost.seconds(1.0))
-                .then(cands[a].members[0].cmp(&cands[b].members[0]))
+            let (ca, cb) = (&cands[a], &cands[b]);
+            cb.starved.cmp(&ca.starved).then_with(|| {
+                if ca.starved {
+                    ca.arrival.total_cmp(&cb.arrival)
+                } else {
+                    ca.cost.seconds(1.0).total_cmp(&cb.cost.seconds(1.0))
+                }
+                .then(ca.members[0].cmp(&cb.members[0]))
+            })
         });
         // Generate and check: lightest first, one thread each, eq. 2 (the
         // movable units counted at one thread, the least they can hold).
@@ -676,7 +852,10 @@ fn congra(
             weight: weight(&cands[c].cost, cands[c].members.len()),
             label: names(s, &cands[c].members),
         };
-        let k0 = usize::from(movable.is_empty());
+        // Starved candidates (a prefix of `set`) are launched whatever the
+        // work rate says.
+        let starved_in_set = set.iter().take_while(|&&c| cands[c].starved).count();
+        let k0 = usize::from(movable.is_empty()).max(starved_in_set);
         let mut options: Vec<(f64, Vec<usize>, String)> = Vec::new();
         for k in k0..=set.len() {
             let items: Vec<Item> = movable
@@ -727,7 +906,7 @@ fn congra(
                 .map(|(&ci, &t)| cands[ci].cost.bandwidth(t as f64))
                 .sum::<f64>();
         // Look-ahead.
-        if look_ahead && !set.is_empty() && !nc.remaining.is_empty() {
+        if look_ahead && !set.is_empty() && !nc.remaining.is_empty() && starved_in_set == 0 {
             let outside = mine
                 .iter()
                 .copied()
@@ -820,6 +999,23 @@ fn congra(
                 (Some(g), k) => format!(" ({k} jobs fused into one shared scan of {g})"),
                 (None, _) => String::new(),
             };
+            let aging_note = if c.starved {
+                let oldest = c
+                    .members
+                    .iter()
+                    .map(|&i| &s.queue[i])
+                    .min_by(|a, b| a.arrival.total_cmp(&b.arrival));
+                oldest.map_or_else(String::new, |q| {
+                    format!(
+                        " (aging: {} waited {:.3} s ≥ {STARVATION_QOS} × its solo {:.3} s, so it goes first)",
+                        q.name,
+                        s.now - q.arrival,
+                        solo(m, &q.cost)
+                    )
+                })
+            } else {
+                String::new()
+            };
             out.push(Decision {
                 at: s.now,
                 action: Action::Launch {
@@ -828,7 +1024,7 @@ fn congra(
                     threads: t,
                 },
                 reason: format!(
-                    "launch {} on node {node} with {}{group_note}: {} GB/s, Σbw {} of {} GB/s; ascent stopped: {stop}{waiting_note}",
+                    "launch {} on node {node} with {}{group_note}{aging_note}: {} GB/s, Σbw {} of {} GB/s; ascent stopped: {stop}{waiting_note}",
                     names(s, &c.members),
                     plural(t, "thread"),
                     gbs(c.cost.bandwidth(t as f64)),
@@ -856,7 +1052,7 @@ fn congra(
                 .flat_map(|d| match &d.action {
                     Action::Launch { jobs, .. } => jobs.clone(),
                     Action::Join { job, .. } => vec![*job],
-                    Action::Hold { .. } | Action::Resize { .. } => Vec::new(),
+                    Action::Hold { .. } | Action::Resize { .. } | Action::Move { .. } => Vec::new(),
                 })
                 .collect();
             let mut mine: Vec<usize> = (0..cands.len())
@@ -905,7 +1101,88 @@ fn congra(
             });
         }
     }
+    // A unit moved above and re-allocated in step 7: one decision, the
+    // move with step 7's threads.
+    let moved: Vec<usize> = out
+        .iter()
+        .filter_map(|d| match d.action {
+            Action::Move { unit, .. } => Some(unit),
+            _ => None,
+        })
+        .collect();
+    for id in moved {
+        let Some(pos) = out
+            .iter()
+            .position(|d| matches!(d.action, Action::Resize { unit, .. } if unit == id))
+        else {
+            continue;
+        };
+        let r = out.remove(pos);
+        if let Action::Resize { threads: t, .. } = r.action {
+            for d in out.iter_mut() {
+                if let Action::Move { unit, threads, .. } = &mut d.action {
+                    if *unit == id {
+                        *threads = t;
+                        d.reason = format!("{}; then {}", d.reason, r.reason);
+                    }
+                }
+            }
+        }
+    }
+    // 8b. Tail spread: with nothing waiting and one unit left on the
+    //     machine, the other nodes' cores would idle until it ends (a unit
+    //     is placed on one node); it runs on every core of the machine
+    //     instead when that ends it sooner, its remote accesses counted
+    //     (step 8a undoes this when a job arrives).
+    if resize && m.nodes > 1 && s.queue.is_empty() && s.running.len() == 1 {
+        let u = &s.running[0];
+        if u.resizable && u.node.is_some() && worth_resizing(m, u) {
+            let grown = out.iter().find_map(|d| match d.action {
+                Action::Resize { unit, threads } if unit == u.id => Some(threads),
+                _ => None,
+            });
+            let t_node = grown.unwrap_or(u.threads);
+            let whole = u.cost.seconds(u.threads as f64).max(1e-12);
+            let left = (u.remaining_seconds / whole).clamp(0.0, 1.0);
+            let span = 1.0 + (m.nodes - 1) as f64 / m.nodes as f64 * (m.remote_factor - 1.0);
+            let on_node = left
+                * u.cost
+                    .seconds(t_node as f64)
+                    .max(u.cost.bytes() / limit.max(1.0));
+            let cores = m.cores();
+            let spread_s = left
+                * u.cost
+                    .seconds(cores as f64)
+                    .max(u.cost.bytes() * span / (m.nodes as f64 * limit).max(1.0));
+            if spread_s + m.resize_seconds < on_node {
+                out.retain(|d| !matches!(d.action, Action::Resize { unit, .. } if unit == u.id));
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Move {
+                        unit: u.id,
+                        node: None,
+                        threads: cores,
+                    },
+                    reason: format!(
+                        "spread unit #{} ({}) from node {} to all {} of the machine at its next superstep boundary (tail spread: nothing waits, no other unit runs): {:.0}% of work left, ≈{:.3} s on its node → {:.3} s on every node",
+                        u.id,
+                        plural(u.jobs.len(), "job"),
+                        u.node.unwrap_or(0),
+                        plural(cores, "core"),
+                        left * 100.0,
+                        on_node,
+                        spread_s
+                    ),
+                });
+            }
+        }
+    }
     out
+}
+
+/// Whether `u` is a `congra` unit spread over every node (step 8b).
+fn spread(u: &RunningUnit) -> bool {
+    u.node.is_none() && u.resizable
 }
 
 /// Whether re-allocating `u` can pay: its remaining run is at least
@@ -1140,7 +1417,7 @@ mod tests {
         }];
         let q = vec![job(0, cost(1.0, 0.9, 0.1)), job(1, cost(100.0, 0.0, 0.1))];
         let st = SchedState {
-            now: 1.0,
+            now: 0.1,
             machine: &m,
             queue: &q,
             running: &running,
@@ -1163,13 +1440,14 @@ mod tests {
             job(2, cost(100.0, 0.0, 0.1)),
         ];
         let st2 = SchedState {
-            now: 1.0,
+            now: 0.1,
             machine: &m,
             queue: &q2,
             running: &running2,
         };
         // S = {j0, j1} at one thread each: Perf = 0; Q_LA = j2 with the
-        // 2 threads S takes: gain 50 s − loss 0.5 s > 0 → hold.
+        // 2 threads S takes: gain 50 s − loss 0.5 s > 0 → hold (j0 has
+        // waited less than its solo time: no aging yet).
         let d = decide(LA, &st2);
         assert!(launches(&d).is_empty(), "{d:#?}");
         assert!(matches!(d[0].action, Action::Hold { job: 2, .. }), "{d:#?}");
@@ -1354,6 +1632,203 @@ mod tests {
             ),
             "{d:#?}"
         );
+    }
+
+    fn queued_at(id: usize, c: Cost, arrival: f64) -> QueuedJob {
+        QueuedJob {
+            arrival,
+            ..job(id, c)
+        }
+    }
+
+    #[test]
+    fn a_job_waiting_past_its_aging_bound_goes_ahead_of_lighter_later_arrivals() {
+        // One node of 2 cores, one held by a unit that keeps its threads:
+        // one free core. j0 (1 s at one thread, 0.5 s with both cores: its
+        // solo time) came first, j1 (0.1 s) later.
+        let m = Machine::model(1, 2, 1000.0);
+        let running = vec![RunningUnit {
+            resizable: false,
+            ..unit(5, 1, cost(50.0, 0.0, 0.1), 40.0)
+        }];
+        let q = vec![
+            queued_at(0, cost(1.0, 0.0, 0.1), 0.0),
+            queued_at(1, cost(0.1, 0.0, 0.1), 0.2),
+        ];
+        let at = |now: f64| SchedState {
+            now,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        // Before j0's bound (0.5 s of waiting): lightest first.
+        assert_eq!(
+            launches(&decide(NOLA, &at(0.3))),
+            vec![(vec![1], Some(0), 1)]
+        );
+        assert_eq!(next_aging_deadline(NOLA, &at(0.3)), Some(0.5));
+        // At it: j0 is starved and takes the core ahead of j1.
+        let d = decide(NOLA, &at(0.5));
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
+        assert!(
+            d.iter()
+                .any(|x| x.reason.contains("aging: j0 waited 0.500 s")),
+            "{d:#?}"
+        );
+        // Starved jobs go in arrival order, whatever their weight.
+        let late = vec![
+            queued_at(0, cost(0.1, 0.0, 0.1), 0.2),
+            queued_at(1, cost(1.0, 0.0, 0.1), 0.0),
+        ];
+        let st = SchedState {
+            now: 2.0,
+            queue: &late,
+            ..at(2.0)
+        };
+        assert_eq!(launches(&decide(NOLA, &st)), vec![(vec![1], Some(0), 1)]);
+        // fifo and all do not age.
+        assert_eq!(next_aging_deadline(Policy::Fifo, &at(0.3)), None);
+    }
+
+    #[test]
+    fn a_starved_job_is_not_held_by_the_work_rate_rule() {
+        // The running unit scales superlinearly to 2 threads: sharing the
+        // cores with a second such job does less work per second, so the
+        // work-rate rule holds the newcomer (superlinear test above)...
+        let m = Machine::model(1, 2, 1000.0);
+        let pr = Cost::fit(&[2.0, 0.8], 1e9, 0.0).unwrap();
+        let running = vec![unit(1, 2, pr, 5.0)];
+        let q = vec![queued_at(0, pr, 0.0)];
+        let at = |now: f64| SchedState {
+            now,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        let d = decide(RESIZE, &at(0.1));
+        assert!(launches(&d).is_empty(), "{d:#?}");
+        assert!(
+            matches!(
+                d[0].action,
+                Action::Hold {
+                    cause: HoldCause::WorkRate,
+                    ..
+                }
+            ),
+            "{d:#?}"
+        );
+        // ... until it has waited its solo time (T(2) = 0.8 s): then it
+        // starts, and the running unit gives it a core.
+        let d = decide(RESIZE, &at(0.8));
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
+        assert_eq!(resizes(&d), vec![(1, 1)], "{d:#?}");
+    }
+
+    #[test]
+    fn a_starved_job_is_not_held_by_the_look_ahead() {
+        // As in look_ahead_holds_when_eq_5_and_6_say_so: S = {j0, j1} is held
+        // for j2; once j0 has waited its solo time, S launches.
+        let m = Machine::model(1, 4, 1000.0);
+        let running = vec![RunningUnit {
+            resizable: false,
+            ..unit(7, 2, cost(1.0, 0.0, 0.1), 0.5)
+        }];
+        let q = vec![
+            job(0, cost(1.0, 0.9, 0.1)),
+            job(1, cost(2.0, 0.9, 0.1)),
+            job(2, cost(100.0, 0.0, 0.1)),
+        ];
+        let at = |now: f64| SchedState {
+            now,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        assert!(launches(&decide(LA, &at(0.1))).is_empty());
+        // j0's solo time: 0.9 + 0.1/4 = 0.925 s.
+        let d = decide(LA, &at(0.925));
+        assert_eq!(
+            launches(&d),
+            vec![(vec![0], Some(0), 1), (vec![1], Some(0), 1)],
+            "{d:#?}"
+        );
+    }
+
+    fn moves(d: &[Decision]) -> Vec<(usize, Option<usize>, usize)> {
+        d.iter()
+            .filter_map(|d| match d.action {
+                Action::Move {
+                    unit,
+                    node,
+                    threads,
+                } => Some((unit, node, threads)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_last_unit_spreads_over_every_node_and_comes_back_when_a_job_arrives() {
+        let m = Machine::model(2, 4, 1000.0);
+        let running = vec![unit(3, 4, cost(20.0, 0.0, 1.0), 5.0)];
+        let st = SchedState {
+            now: 1.0,
+            machine: &m,
+            queue: &[],
+            running: &running,
+        };
+        let d = decide(RESIZE, &st);
+        assert_eq!(moves(&d), vec![(3, None, 8)], "{d:#?}");
+        assert!(d[0].reason.contains("tail spread"), "{}", d[0].reason);
+        // Threads fixed, or one node: nothing.
+        assert!(decide(NOLA, &st).is_empty());
+        let one = Machine::model(1, 8, 1000.0);
+        assert!(moves(&decide(
+            RESIZE,
+            &SchedState {
+                machine: &one,
+                ..st
+            }
+        ))
+        .is_empty());
+        // Spread, a job arrives: the unit goes back to one node and the job
+        // starts on the other.
+        let spread = vec![RunningUnit {
+            node: None,
+            threads: 8,
+            ..running[0].clone()
+        }];
+        let q = vec![job(0, cost(2.0, 0.0, 0.1))];
+        let d = decide(
+            RESIZE,
+            &SchedState {
+                queue: &q,
+                running: &spread,
+                ..st
+            },
+        );
+        assert_eq!(moves(&d), vec![(3, Some(0), 4)], "{d:#?}");
+        assert_eq!(launches(&d), vec![(vec![0], Some(1), 4)], "{d:#?}");
+    }
+
+    #[test]
+    fn an_idle_node_takes_the_longest_unit_of_a_busy_one_when_nothing_waits() {
+        let m = Machine::model(2, 4, 1000.0);
+        let running = vec![
+            unit(1, 2, cost(20.0, 0.0, 1.0), 3.0),
+            unit(2, 2, cost(20.0, 0.0, 1.0), 6.0),
+        ];
+        let d = decide(
+            RESIZE,
+            &SchedState {
+                now: 1.0,
+                machine: &m,
+                queue: &[],
+                running: &running,
+            },
+        );
+        assert_eq!(moves(&d), vec![(2, Some(1), 4)], "{d:#?}");
+        assert_eq!(resizes(&d), vec![(1, 4)], "{d:#?}");
     }
 
     #[test]

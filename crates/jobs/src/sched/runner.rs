@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use super::model::{Cost, Machine};
 use super::policy::{
-    decide, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit, SchedState,
+    decide, next_aging_deadline, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit,
+    SchedState,
 };
 use crate::cache::detect_llc;
 use crate::error::JobError;
@@ -97,6 +98,9 @@ pub struct Runner {
     log: DecisionLog,
     next_unit: usize,
     dirty: bool,
+    /// When a queued job next becomes starved (`policy::STARVATION_QOS`):
+    /// the policy decides again then.
+    aging: Option<f64>,
     stats: RunnerStats,
 }
 
@@ -120,6 +124,7 @@ impl Runner {
             log: DecisionLog::default(),
             next_unit: 0,
             dirty: false,
+            aging: None,
             stats: RunnerStats::default(),
         }
     }
@@ -194,6 +199,10 @@ impl Runner {
             u.mgr.shutdown();
             self.dirty = true;
         }
+        if self.aging.is_some_and(|at| now >= at) {
+            self.aging = None;
+            self.dirty = true;
+        }
         if !self.dirty {
             return Ok(Vec::new());
         }
@@ -243,6 +252,19 @@ impl Runner {
         for d in &ds {
             self.apply(&d.action, now)?;
         }
+        let still: Vec<QueuedJob> = queued
+            .into_iter()
+            .filter(|q| self.entries[q.id].launched_at.is_none())
+            .collect();
+        self.aging = next_aging_deadline(
+            self.cfg.policy,
+            &SchedState {
+                now,
+                machine: &self.cfg.machine,
+                queue: &still,
+                running: &[],
+            },
+        );
         Ok(self.log.record(&ds))
     }
 
@@ -321,8 +343,30 @@ impl Runner {
                 }
             }
             Action::Resize { unit, threads } => {
+                let node = self
+                    .units
+                    .iter()
+                    .find(|u| u.id == *unit)
+                    .and_then(|u| u.node);
+                self.apply(
+                    &Action::Move {
+                        unit: *unit,
+                        node,
+                        threads: *threads,
+                    },
+                    now,
+                )?;
+            }
+            Action::Move {
+                unit,
+                node,
+                threads,
+            } => {
                 if let Some(u) = self.units.iter_mut().find(|u| u.id == *unit) {
                     let t = (*threads).max(1);
+                    // A unit spread over every node (`node: None`) gets no
+                    // CPU set: the pool's default pinning spreads it.
+                    u.node = *node;
                     let cpus = if self.cfg.pin {
                         u.node.and_then(|n| self.cfg.machine.cpus.get(n).cloned())
                     } else {

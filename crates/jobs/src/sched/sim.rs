@@ -22,14 +22,18 @@
 //! until its next superstep boundary, modelled as half a superstep at its
 //! current threads later ([`Cost::superstep_seconds`]), and then stalls for
 //! [`Machine::resize_seconds`] (its new pool starts): that much work at the
-//! new rate is added to what it has left. Decisions are taken at arrivals
-//! and unit ends (with an empty queue too, when the policy re-allocates).
+//! new rate is added to what it has left. A moved unit ([`Action::Move`])
+//! changes node (or spreads over every node) at the same boundary.
+//! Decisions are taken at arrivals, unit ends (with an empty queue too,
+//! when the policy re-allocates) and when a queued job's aging bound
+//! passes ([`super::policy::next_aging_deadline`]).
 use serde::Serialize;
 
 use super::model::{Cost, Machine};
 use super::percentile;
 use super::policy::{
-    decide, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit, SchedState,
+    decide, next_aging_deadline, Action, Decision, DecisionLog, Policy, QueuedJob, RunningUnit,
+    SchedState,
 };
 
 /// A job of the stream.
@@ -102,9 +106,10 @@ struct Unit {
     left: f64,
     /// Whether the policy may resize it.
     resizable: bool,
-    /// A resize decided but not yet applied: (threads, seconds from the
-    /// start when its superstep boundary comes).
-    pending: Option<(usize, f64)>,
+    /// A resize (or move) decided but not yet applied: (threads, seconds
+    /// from the start when its superstep boundary comes, the node it runs
+    /// on then).
+    pending: Option<(usize, f64, Option<usize>)>,
 }
 
 /// Progress rates (fraction of work per second) of `units` on `m`.
@@ -163,6 +168,17 @@ fn rates(m: &Machine, units: &[Unit]) -> Vec<f64> {
         .collect()
 }
 
+/// Plans `u` to run with `threads` on `node` from its next superstep
+/// boundary (half a superstep at its current threads from `now`, or the
+/// boundary already planned); nothing when that is what it runs now.
+fn plan(u: &mut Unit, now: f64, threads: usize, node: Option<usize>) {
+    let at = u.pending.map_or_else(
+        || now + 0.5 * u.cost.superstep_seconds(u.threads as f64),
+        |p| p.1,
+    );
+    u.pending = (threads != u.threads || node != u.node).then_some((threads, at, node));
+}
+
 /// Replays `jobs` through `policy` on `m`.
 pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
@@ -178,6 +194,9 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
     let resizing = matches!(policy, Policy::Congra { resize: true, .. });
     // Whether a job arrived or a unit ended since the last decision point.
     let mut changed = true;
+    // When a queued job next becomes starved (a decision point, as an
+    // arrival is).
+    let mut aging: Option<f64> = None;
     for _ in 0..10_000_000u64 {
         while next < order.len() && jobs[order[next]].arrival <= now + 1e-12 {
             queue.push(order[next]);
@@ -201,7 +220,7 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                 .zip(&rs)
                 .map(|(u, r)| RunningUnit {
                     id: u.id,
-                    node: u.node,
+                    node: u.pending.map_or(u.node, |p| p.2),
                     threads: u.pending.map_or(u.threads, |p| p.0),
                     jobs: u.jobs.clone(),
                     cost: u.cost,
@@ -210,15 +229,13 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                     resizable: u.resizable,
                 })
                 .collect();
-            let ds = decide(
-                policy,
-                &SchedState {
-                    now,
-                    machine: m,
-                    queue: &queued,
-                    running: &running,
-                },
-            );
+            let st = SchedState {
+                now,
+                machine: m,
+                queue: &queued,
+                running: &running,
+            };
+            let ds = decide(policy, &st);
             for d in &ds {
                 match &d.action {
                     Action::Launch {
@@ -265,18 +282,35 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
                     }
                     Action::Resize { unit, threads } => {
                         if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
-                            let t = (*threads).max(1);
-                            let at = u.pending.map_or_else(
-                                || now + 0.5 * u.cost.superstep_seconds(u.threads as f64),
-                                |p| p.1,
-                            );
-                            u.pending = (t != u.threads).then_some((t, at));
+                            let node = u.pending.map_or(u.node, |p| p.2);
+                            plan(u, now, (*threads).max(1), node);
+                        }
+                    }
+                    Action::Move {
+                        unit,
+                        node,
+                        threads,
+                    } => {
+                        if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
+                            plan(u, now, (*threads).max(1), *node);
                         }
                     }
                     Action::Hold { .. } => {}
                 }
             }
             log.record(&ds);
+            let still: Vec<QueuedJob> = queued
+                .iter()
+                .filter(|q| queue.contains(&q.id))
+                .cloned()
+                .collect();
+            aging = next_aging_deadline(
+                policy,
+                &SchedState {
+                    queue: &still,
+                    ..st
+                },
+            );
             if units.is_empty() && !queue.is_empty() && next >= order.len() {
                 // The policy launched nothing with nothing running and nothing
                 // to come: a policy bug; launch the first job to keep going.
@@ -310,9 +344,12 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
             dt = dt.min((jobs[order[next]].arrival - now).max(0.0));
         }
         for u in &units {
-            if let Some((_, at)) = u.pending {
+            if let Some((_, at, _)) = u.pending {
                 dt = dt.min((at - now).max(0.0));
             }
+        }
+        if let Some(at) = aging {
+            dt = dt.min((at - now).max(0.0));
         }
         if !dt.is_finite() {
             break;
@@ -333,11 +370,16 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
             }
         });
         changed = units.len() < before;
+        if aging.is_some_and(|at| at <= now + 1e-12) {
+            aging = None;
+            changed = true;
+        }
         // Resizes whose superstep boundary came: the new pool starts.
         for u in &mut units {
-            if let Some((t, at)) = u.pending {
+            if let Some((t, at, node)) = u.pending {
                 if at <= now + 1e-12 {
                     u.threads = t;
+                    u.node = node;
                     u.left += m.resize_seconds / u.cost.seconds(t as f64).max(1e-12);
                     u.pending = None;
                 }
@@ -488,6 +530,37 @@ mod tests {
             .decisions
             .iter()
             .any(|d| matches!(d.action, Action::Resize { threads: 2, .. })));
+    }
+
+    #[test]
+    fn a_held_job_starts_when_its_aging_bound_passes() {
+        // A long superlinear job holds both cores (the work-rate rule holds
+        // a second one that would share them); the second starts when it has
+        // waited its solo time (T(2) = 0.8 s), not when the first ends.
+        let m = Machine::model(1, 2, 100.0);
+        let jobs = vec![
+            SimJob {
+                name: "long".into(),
+                arrival: 0.0,
+                cost: Cost::fit(&[20.0, 8.0], 1e9, 0.0).unwrap(),
+                group: None,
+            },
+            SimJob {
+                name: "short".into(),
+                arrival: 0.01,
+                cost: Cost::fit(&[2.0, 0.8], 1e8, 0.0).unwrap(),
+                group: None,
+            },
+        ];
+        let plain = Policy::Congra {
+            look_ahead: false,
+            short_job_bypass: false,
+            resize: true,
+        };
+        let r = simulate(&m, plain, &jobs);
+        let start = r.jobs[1].start;
+        assert!((start - 0.81).abs() < 1e-9, "{start}: {:#?}", r.decisions);
+        assert!(r.jobs[0].finish > 8.0);
     }
 
     #[test]
