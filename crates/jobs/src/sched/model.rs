@@ -273,6 +273,26 @@ impl Cost {
         c
     }
 
+    /// The least core-seconds of a run at 1..=`max_threads` threads,
+    /// `min t·T(t)` (`T(1)` unless the profile is superlinear).
+    pub fn least_core_seconds(&self, max_threads: usize) -> f64 {
+        (1..=max_threads.max(1))
+            .map(|t| t as f64 * self.seconds(t as f64))
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Work done per second at `t` threads in cores' worth at the job's
+    /// best efficiency: `least_core_seconds / T(t)` (the speedup `T(1)/T(t)`
+    /// unless the profile is superlinear, where one thread counts less).
+    pub fn work_rate(&self, t: f64, max_threads: usize) -> f64 {
+        let s = self.seconds(t);
+        if s > 0.0 {
+            self.least_core_seconds(max_threads) / s
+        } else {
+            1.0
+        }
+    }
+
     /// The speedup at `t` threads, `T(1) / T(t)`.
     pub fn speedup(&self, t: f64) -> f64 {
         let s = self.seconds(t);
