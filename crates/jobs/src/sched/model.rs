@@ -5,7 +5,8 @@
 //! below one thread (a time-shared fraction of a core), and past `p` the
 //! Amdahl curve `a + b/t` fitted to the measured times (least squares in
 //! `1/t`; `a` clamped at 0 for superlinear profiles; with one point,
-//! [`DEFAULT_SERIAL_FRACTION`] of it serial) scaled to pass through `T(p)`.
+//! [`DEFAULT_SERIAL_FRACTION`] of it serial; with two, at least
+//! [`UNIDENTIFIED_SERIAL_FRACTION`] of it serial) scaled to pass through `T(p)`.
 //! Its memory traffic is `bytes = topology_bytes + state_bytes` per run, so
 //! its bandwidth demand at `t` threads is `bytes / T(t)`. See docs/scheduler.md.
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,18 @@ pub const DEFAULT_OVERSUBSCRIPTION_PENALTY: f64 = 0.0;
 pub const DEFAULT_RESIZE_SECONDS: f64 = 0.001;
 /// Serial fraction assumed when a profile has a single thread count.
 pub const DEFAULT_SERIAL_FRACTION: f64 = 0.1;
+/// Fewest measured thread counts from which the serial fraction `a / (a + b)`
+/// of the Amdahl curve is taken as fitted; with fewer it is at least
+/// [`UNIDENTIFIED_SERIAL_FRACTION`].
+pub const MIN_POINTS_FOR_SERIAL_FIT: usize = 3;
+/// Least serial fraction assumed past the measured thread counts when a
+/// profile has fewer than [`MIN_POINTS_FOR_SERIAL_FIT`] of them. Two points
+/// are fitted exactly, so the fraction is `2/s₂ − 1` for a 1→2 speedup `s₂`:
+/// ±20% on `T(1)` moves it from below 0 (clamped: perfect scaling to any
+/// core count, with the 1→2 superlinearity kept as a constant bonus) to 0.3.
+/// The floor is the fraction already assumed for a one-point profile
+/// ([`DEFAULT_SERIAL_FRACTION`]); see docs/scheduler.md, "The cost model".
+pub const UNIDENTIFIED_SERIAL_FRACTION: f64 = DEFAULT_SERIAL_FRACTION;
 /// Measured thread counts a [`Cost`] keeps (more are used for the fit only).
 pub const MAX_MEASURED_THREADS: usize = 8;
 
@@ -159,9 +172,22 @@ impl Cost {
                 let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
                 let b = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
                 let a = my - b * mx;
-                if a < 0.0 {
+                let (a, b) = if a < 0.0 {
                     // Superlinear: all parallel, through the mean point.
                     (0.0, my / mx)
+                } else {
+                    (a, b)
+                };
+                let f = UNIDENTIFIED_SERIAL_FRACTION;
+                if pts.len() < MIN_POINTS_FOR_SERIAL_FIT && a < f * (a + b) {
+                    // Two points are fitted exactly: a serial fraction under
+                    // the floor is not told apart from noise in T(1). The
+                    // curve only shapes the times past the last measured
+                    // count (it is scaled through that time), so its
+                    // normalisation does not matter.
+                    let (x, y) = pts[pts.len() - 1];
+                    let t1 = y / (f + (1.0 - f) * x);
+                    (f * t1, (1.0 - f) * t1)
                 } else {
                     (a, b)
                 }
@@ -247,6 +273,26 @@ impl Cost {
         c
     }
 
+    /// The least core-seconds of a run at 1..=`max_threads` threads,
+    /// `min t·T(t)` (`T(1)` unless the profile is superlinear).
+    pub fn least_core_seconds(&self, max_threads: usize) -> f64 {
+        (1..=max_threads.max(1))
+            .map(|t| t as f64 * self.seconds(t as f64))
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Work done per second at `t` threads in cores' worth at the job's
+    /// best efficiency: `least_core_seconds / T(t)` (the speedup `T(1)/T(t)`
+    /// unless the profile is superlinear, where one thread counts less).
+    pub fn work_rate(&self, t: f64, max_threads: usize) -> f64 {
+        let s = self.seconds(t);
+        if s > 0.0 {
+            self.least_core_seconds(max_threads) / s
+        } else {
+            1.0
+        }
+    }
+
     /// The speedup at `t` threads, `T(1) / T(t)`.
     pub fn speedup(&self, t: f64) -> f64 {
         let s = self.seconds(t);
@@ -299,11 +345,16 @@ mod tests {
     fn no_speedup_means_all_serial_and_superlinear_all_parallel() {
         let c = Cost::fit(&[4.0, 4.5], 0.0, 0.0).unwrap();
         assert_eq!(c.parallel_seconds, 0.0);
-        let c = Cost::fit(&[4.0, 1.5], 0.0, 0.0).unwrap();
+        // Three points: the least-squares fit is taken as it is.
+        let c = Cost::fit(&[4.0, 1.5, 1.0], 0.0, 0.0).unwrap();
         assert_eq!(c.serial_seconds, 0.0);
-        // Measured times are kept (superlinear 1 → 2), the fit continues past them.
+        let c = Cost::fit(&[4.0, 1.5], 0.0, 0.0).unwrap();
+        // Measured times are kept (superlinear 1 → 2); past them, two points
+        // give at least the unidentified serial fraction.
         assert_eq!(c.seconds(2.0), 1.5);
-        assert!((c.seconds(4.0) - 0.75).abs() < 1e-12);
+        let f = UNIDENTIFIED_SERIAL_FRACTION;
+        let past = 1.5 * (f + (1.0 - f) / 4.0) / (f + (1.0 - f) / 2.0);
+        assert!((c.seconds(4.0) - past).abs() < 1e-12);
         assert!((c.speedup(2.0) - 4.0 / 1.5).abs() < 1e-12);
         // Between thread counts: linear in 1/t; below one thread: time-shared.
         let c = Cost::fit(&[4.0, 3.0, 2.0], 0.0, 0.0).unwrap();
@@ -314,6 +365,34 @@ mod tests {
         assert_eq!(c.seconds(0.5), 8.0);
         assert!(Cost::fit(&[], 0.0, 0.0).is_none());
         assert!(Cost::fit(&[f64::NAN], 0.0, 0.0).is_none());
+    }
+
+    #[test]
+    fn two_point_extrapolation_does_not_flip_with_noise_on_t1() {
+        // The same T(2) with T(1) 20% apart (1→2 speedups 2.45 and 1.96):
+        // the fitted fractions were −0.18 (clamped to 0: speedup 19.6 at 16
+        // threads) and 0.02 (12.1). Under the floor both extrapolate alike.
+        let hi = Cost::fit(&[0.058, 0.0237], 1e8, 0.0).unwrap();
+        let lo = Cost::fit(&[0.0464, 0.0237], 1e8, 0.0).unwrap();
+        assert!((hi.seconds(16.0) - lo.seconds(16.0)).abs() < 1e-12);
+        let f = UNIDENTIFIED_SERIAL_FRACTION;
+        let ratio = (f + (1.0 - f) / 2.0) / (f + (1.0 - f) / 16.0);
+        assert!((0.0237 / hi.seconds(16.0) - ratio).abs() < 1e-9);
+        // Below the measured counts nothing changes.
+        assert_eq!(hi.seconds(1.0), 0.058);
+        assert_eq!(lo.seconds(2.0), 0.0237);
+        // Monotone: more threads never take longer, and past 2 the speedup
+        // per added thread is below 1 (no growing superlinearity).
+        let mut prev = hi.seconds(2.0);
+        for t in 3..=16 {
+            let s = hi.seconds(t as f64);
+            assert!(s < prev);
+            assert!(hi.seconds(2.0) / s < t as f64 / 2.0);
+            prev = s;
+        }
+        // A fitted fraction above the floor is kept (10 s → 6 s: a = 0.2·10).
+        let c = Cost::fit(&[10.0, 6.0], 0.0, 0.0).unwrap();
+        assert!((c.serial_seconds - 2.0).abs() < 1e-9);
     }
 
     #[test]

@@ -824,8 +824,9 @@ fn congra(
         // Check each generated set S_k (the first k of `set`; k = 0 only
         // with movable units): iterative ascent gives the threads of S_k and
         // of the movable units; keep the set doing the most work per
-        // second, Σ T(1)/T(t) over the node's movable and new units (ties:
-        // the larger set).
+        // second, Σ c/T(t) over the node's movable and new units with `c`
+        // the unit's least core-seconds on the node (`T(1)` unless it is
+        // superlinear; ties: the larger set).
         let left = |u: &RunningUnit| -> f64 {
             let whole = u.cost.seconds(u.threads as f64);
             if whole > 0.0 {
@@ -867,7 +868,7 @@ fn congra(
             let score: f64 = items
                 .iter()
                 .zip(&t)
-                .map(|(it, &ti)| it.cost.speedup(ti as f64))
+                .map(|(it, &ti)| it.cost.work_rate(ti as f64, m.cores_per_node))
                 .sum();
             options.push((score, t, why));
         }
@@ -886,7 +887,7 @@ fn congra(
                 c,
                 HoldCause::WorkRate,
                 format!(
-                    "work rate Σ T(1)/T(t) with the first {k0}..{} lightest: {} (best with {best_k})",
+                    "work rate Σ c/T(t) with the first {k0}..{} lightest: {} (best with {best_k})",
                     set.len(),
                     scores.join(", ")
                 ),
@@ -1474,7 +1475,8 @@ mod tests {
                 running: &[],
             },
         );
-        // One at two threads does 2.5 jobs' work per job-time; two at one do 2.
+        // One at two threads does 2 cores' worth of work at its best
+        // efficiency (1.6 core-seconds per run) per second; two at one do 1.6.
         assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
         assert!(d[0].reason.contains("work rate"), "{}", d[0].reason);
     }
@@ -1722,6 +1724,45 @@ mod tests {
         let d = decide(RESIZE, &at(0.8));
         assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
         assert_eq!(resizes(&d), vec![(1, 1)], "{d:#?}");
+    }
+
+    #[test]
+    fn a_superlinear_job_does_not_take_a_core_from_a_linear_unit() {
+        // A linear unit holds both cores; the queued job is superlinear
+        // (fresh kron20 SSSP: 0.326 s, 0.144 s). Counted in T(1)/T(t) the
+        // split scores 1 + 1 = 2, a tie with the unit at 2 threads, and the
+        // job took a core at 1 thread, where it does 0.288/0.326 = 0.88
+        // cores' worth of its work: the split scores 1.88 and the job waits.
+        let m = Machine::model(1, 2, 1000.0);
+        let lin = Cost::fit(&[2.0, 1.0], 1e9, 0.0).unwrap();
+        let sssp = Cost::fit(&[0.326, 0.144], 1e9, 0.0).unwrap();
+        assert!((sssp.work_rate(1.0, 2) - 0.288 / 0.326).abs() < 1e-9);
+        assert!((lin.work_rate(1.0, 2) - 1.0).abs() < 1e-12);
+        let running = vec![unit(1, 2, lin, 1.5)];
+        let q = vec![queued_at(0, sssp, 0.0)];
+        let st = SchedState {
+            now: 0.01,
+            machine: &m,
+            queue: &q,
+            running: &running,
+        };
+        let d = decide(RESIZE, &st);
+        assert!(launches(&d).is_empty(), "{d:#?}");
+        assert!(
+            matches!(
+                d[0].action,
+                Action::Hold {
+                    cause: HoldCause::WorkRate,
+                    ..
+                }
+            ),
+            "{d:#?}"
+        );
+        // A sublinear job of the same times at 2 threads takes the core.
+        let sub = Cost::fit(&[0.26, 0.144], 1e9, 0.0).unwrap();
+        let q = vec![queued_at(0, sub, 0.0)];
+        let d = decide(RESIZE, &SchedState { queue: &q, ..st });
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
     }
 
     #[test]
