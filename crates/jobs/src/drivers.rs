@@ -151,13 +151,9 @@ impl Driver for SsspDriver {
             .map(|v| self.p.dist(v))
             .collect();
         self.p = sssp::Program::new(0, 0);
-        let cfg = sssp::Config {
-            source: self.source,
-            delta: Some(self.delta),
-        };
         Values::Sssp {
             dist,
-            source: cfg.source,
+            source: self.source,
             iterations: self.iterations,
         }
     }

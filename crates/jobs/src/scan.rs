@@ -324,7 +324,6 @@ pub fn step_all(
                 } else {
                     outcomes.push(None);
                 }
-                p.serial_ns = t0.elapsed().as_nanos() as u64;
             }
             Ok(Plan::Chunks(plan)) => {
                 if plan.mode == Mode::Sparse {
@@ -334,6 +333,7 @@ pub fn step_all(
                 outcomes.push(None);
             }
         }
+        p.serial_ns = t0.elapsed().as_nanos() as u64;
         prepared.push(p);
     }
 

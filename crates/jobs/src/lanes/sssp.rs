@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use plexus_engine::algo::sssp;
 use plexus_engine::edge_map::Mode;
 use plexus_engine::program::AtomicF64;
 use plexus_engine::subset::bit;
@@ -128,15 +127,11 @@ impl SsspLanes {
                     .into_par_iter()
                     .map(|v| self.d(v, l).load())
                     .collect();
-                let cfg = sssp::Config {
-                    source: lane.source,
-                    delta: Some(lane.delta),
-                };
                 lane.job.finish(Ok(JobOutput {
                     snapshot: Arc::clone(&lane.job.snapshot),
                     values: Values::Sssp {
                         dist,
-                        source: cfg.source,
+                        source: lane.source,
                         iterations: lane.iterations,
                     },
                 }));

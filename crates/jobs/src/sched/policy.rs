@@ -470,6 +470,24 @@ struct NodeCtx {
     remaining: Vec<f64>,
 }
 
+impl Candidate {
+    /// Aging's order: starved candidates first, the oldest first; two that
+    /// are not starved compare by `rest`.
+    fn aging_cmp(
+        &self,
+        other: &Self,
+        rest: impl FnOnce() -> std::cmp::Ordering,
+    ) -> std::cmp::Ordering {
+        other.starved.cmp(&self.starved).then_with(|| {
+            if self.starved {
+                self.arrival.total_cmp(&other.arrival)
+            } else {
+                rest()
+            }
+        })
+    }
+}
+
 fn node_ctx(s: &SchedState<'_>) -> Vec<NodeCtx> {
     let nodes = s.machine.nodes;
     let mut ctx: Vec<NodeCtx> = (0..nodes)
@@ -519,102 +537,12 @@ fn congra(
     let m = s.machine;
     let limit = m.node_bandwidth_bytes();
     let mut out = Vec::new();
-    // 8a. Tail spread undone: a unit spread over every node (step 8b) goes
-    //     back to one node, with that node's cores, as soon as a job waits;
-    //     the steps below then see it there (and may shrink it further).
+    // 8a and 8c (tail spread undone, tail migration) on machines of several
+    // nodes; the steps below see the running units where they now are.
     let view: Vec<RunningUnit>;
     let view_state: SchedState<'_>;
     let s = if resize && m.nodes > 1 {
-        let mut running = s.running.to_vec();
-        if !s.queue.is_empty() {
-            for i in 0..running.len() {
-                if !spread(&running[i]) {
-                    continue;
-                }
-                let busy = |n: usize| -> usize {
-                    running
-                        .iter()
-                        .filter(|u| u.node == Some(n))
-                        .map(|u| u.threads)
-                        .sum()
-                };
-                let home = (0..m.nodes).min_by_key(|&n| busy(n)).unwrap_or(0);
-                let u = &mut running[i];
-                let t = m.cores_per_node.min(u.threads);
-                let before = u.cost.seconds(u.threads as f64);
-                u.remaining_seconds *= u.cost.seconds(t as f64) / before.max(1e-12);
-                u.node = Some(home);
-                let from = u.threads;
-                u.threads = t;
-                out.push(Decision {
-                    at: s.now,
-                    action: Action::Move {
-                        unit: u.id,
-                        node: Some(home),
-                        threads: t,
-                    },
-                    reason: format!(
-                        "gather unit #{} ({}) from {} over every node to node {home} with {} at its next superstep boundary (tail spread undone: {} waiting)",
-                        u.id,
-                        plural(u.jobs.len(), "job"),
-                        plural(from, "thread"),
-                        plural(t, "thread"),
-                        plural(s.queue.len(), "job")
-                    ),
-                });
-            }
-        } else {
-            // 8c. Tail migration: with nothing waiting, a node with no unit
-            //     takes the unit with the longest remaining run from a node
-            //     that runs several (its partners there grow into its
-            //     cores in step 7).
-            for n in 0..m.nodes {
-                if running
-                    .iter()
-                    .any(|u| u.node == Some(n) || u.node.is_none())
-                {
-                    continue;
-                }
-                let count = |k: usize| running.iter().filter(|u| u.node == Some(k)).count();
-                let pick = (0..running.len())
-                    .filter(|&i| {
-                        let u = &running[i];
-                        u.resizable && u.node.is_some_and(|k| count(k) >= 2) && worth_resizing(m, u)
-                    })
-                    .max_by(|&a, &b| {
-                        running[a]
-                            .remaining_seconds
-                            .total_cmp(&running[b].remaining_seconds)
-                    });
-                let Some(i) = pick else { continue };
-                let u = &mut running[i];
-                let (from_node, from) = (u.node.unwrap_or(0), u.threads);
-                let t = m.cores_per_node;
-                let before = u.remaining_seconds;
-                u.remaining_seconds *=
-                    u.cost.seconds(t as f64) / u.cost.seconds(from as f64).max(1e-12);
-                u.node = Some(n);
-                u.threads = t;
-                out.push(Decision {
-                    at: s.now,
-                    action: Action::Move {
-                        unit: u.id,
-                        node: Some(n),
-                        threads: t,
-                    },
-                    reason: format!(
-                        "move unit #{} ({}) from node {from_node} ({}) to idle node {n} with {} at its next superstep boundary (tail migration: nothing waits), ≈{:.3} s → {:.3} s",
-                        u.id,
-                        plural(u.jobs.len(), "job"),
-                        plural(from, "thread"),
-                        plural(t, "thread"),
-                        before,
-                        u.remaining_seconds
-                    ),
-                });
-            }
-        }
-        view = running;
+        view = tail_moves(s, &mut out);
         view_state = SchedState {
             running: &view,
             ..*s
@@ -699,13 +627,7 @@ fn congra(
     let mut by_weight: Vec<usize> = (0..cands.len()).collect();
     by_weight.sort_by(|&a, &b| {
         let (ca, cb) = (&cands[a], &cands[b]);
-        cb.starved.cmp(&ca.starved).then_with(|| {
-            if ca.starved {
-                ca.arrival.total_cmp(&cb.arrival)
-            } else {
-                cb.cost.seconds(1.0).total_cmp(&ca.cost.seconds(1.0))
-            }
-        })
+        ca.aging_cmp(cb, || cb.cost.seconds(1.0).total_cmp(&ca.cost.seconds(1.0)))
     });
     let mut node_of = vec![0usize; cands.len()];
     for &ci in &by_weight {
@@ -755,14 +677,8 @@ fn congra(
         // first, ties in arrival order.
         mine.sort_by(|&a, &b| {
             let (ca, cb) = (&cands[a], &cands[b]);
-            cb.starved.cmp(&ca.starved).then_with(|| {
-                if ca.starved {
-                    ca.arrival.total_cmp(&cb.arrival)
-                } else {
-                    ca.cost.seconds(1.0).total_cmp(&cb.cost.seconds(1.0))
-                }
+            ca.aging_cmp(cb, || ca.cost.seconds(1.0).total_cmp(&cb.cost.seconds(1.0)))
                 .then(ca.members[0].cmp(&cb.members[0]))
-            })
         });
         // Generate and check: lightest first, one thread each, eq. 2 (the
         // movable units counted at one thread, the least they can hold).
@@ -1179,6 +1095,106 @@ fn congra(
         }
     }
     out
+}
+
+/// Steps 8a and 8c of `congra` (multi-node machines, with re-allocation):
+/// a unit spread over every node goes back to the least busy node as soon
+/// as a job waits (8a, the tail spread undone); with nothing waiting, a
+/// node with no unit takes the unit with the longest remaining run from a
+/// node that runs several (8c, tail migration). Pushes the `Move`
+/// decisions to `out` and returns the running units as they then stand.
+fn tail_moves(s: &SchedState<'_>, out: &mut Vec<Decision>) -> Vec<RunningUnit> {
+    let m = s.machine;
+    let mut running = s.running.to_vec();
+    if !s.queue.is_empty() {
+        for i in 0..running.len() {
+            if !spread(&running[i]) {
+                continue;
+            }
+            let busy = |n: usize| -> usize {
+                running
+                    .iter()
+                    .filter(|u| u.node == Some(n))
+                    .map(|u| u.threads)
+                    .sum()
+            };
+            let home = (0..m.nodes).min_by_key(|&n| busy(n)).unwrap_or(0);
+            let u = &mut running[i];
+            let t = m.cores_per_node.min(u.threads);
+            let before = u.cost.seconds(u.threads as f64);
+            u.remaining_seconds *= u.cost.seconds(t as f64) / before.max(1e-12);
+            u.node = Some(home);
+            let from = u.threads;
+            u.threads = t;
+            out.push(Decision {
+                at: s.now,
+                action: Action::Move {
+                    unit: u.id,
+                    node: Some(home),
+                    threads: t,
+                },
+                reason: format!(
+                    "gather unit #{} ({}) from {} over every node to node {home} with {} at its next superstep boundary (tail spread undone: {} waiting)",
+                    u.id,
+                    plural(u.jobs.len(), "job"),
+                    plural(from, "thread"),
+                    plural(t, "thread"),
+                    plural(s.queue.len(), "job")
+                ),
+            });
+        }
+    } else {
+        // 8c. Tail migration: with nothing waiting, a node with no unit
+        //     takes the unit with the longest remaining run from a node
+        //     that runs several (its partners there grow into its
+        //     cores in step 7).
+        for n in 0..m.nodes {
+            if running
+                .iter()
+                .any(|u| u.node == Some(n) || u.node.is_none())
+            {
+                continue;
+            }
+            let count = |k: usize| running.iter().filter(|u| u.node == Some(k)).count();
+            let pick = (0..running.len())
+                .filter(|&i| {
+                    let u = &running[i];
+                    u.resizable && u.node.is_some_and(|k| count(k) >= 2) && worth_resizing(m, u)
+                })
+                .max_by(|&a, &b| {
+                    running[a]
+                        .remaining_seconds
+                        .total_cmp(&running[b].remaining_seconds)
+                });
+            let Some(i) = pick else { continue };
+            let u = &mut running[i];
+            let (from_node, from) = (u.node.unwrap_or(0), u.threads);
+            let t = m.cores_per_node;
+            let before = u.remaining_seconds;
+            u.remaining_seconds *=
+                u.cost.seconds(t as f64) / u.cost.seconds(from as f64).max(1e-12);
+            u.node = Some(n);
+            u.threads = t;
+            out.push(Decision {
+                at: s.now,
+                action: Action::Move {
+                    unit: u.id,
+                    node: Some(n),
+                    threads: t,
+                },
+                reason: format!(
+                    "move unit #{} ({}) from node {from_node} ({}) to idle node {n} with {} at its next superstep boundary (tail migration: nothing waits), ≈{:.3} s → {:.3} s",
+                    u.id,
+                    plural(u.jobs.len(), "job"),
+                    plural(from, "thread"),
+                    plural(t, "thread"),
+                    before,
+                    u.remaining_seconds
+                ),
+            });
+        }
+    }
+    running
 }
 
 /// Whether `u` is a `congra` unit spread over every node (step 8b).
