@@ -245,6 +245,21 @@ pub fn profile(ctx: &Ctx, a: ProfileArgs) -> anyhow::Result<()> {
             );
         }
     }
+    println!("interference and fusion (model terms; docs/scheduler.md):");
+    for (name, ap) in &p.algorithms {
+        let corun = match ap.corun_seconds {
+            Some(c) => format!("co-run {c:.4} s, slowdown σ {:.3}", ap.corun_slowdown),
+            None => "co-run not measured (one core)".into(),
+        };
+        let lanes = match (ap.fused_seconds, ap.lanes) {
+            (Some([two, four]), Some(l)) => format!(
+                "2 fused {two:.4} s, 4 fused {four:.4} s: base {:.3} + {:.3} per further job",
+                l.base, l.per_lane
+            ),
+            _ => "not fused".into(),
+        };
+        println!("  {name:<9} {corun}; {lanes}");
+    }
     println!("stored in {}", path.display());
     Ok(())
 }

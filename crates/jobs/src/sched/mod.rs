@@ -23,7 +23,7 @@ pub mod profile;
 pub mod runner;
 pub mod sim;
 
-pub use model::{Cost, Machine};
+pub use model::{Cost, LaneCost, Machine};
 pub use policy::{decide, Action, Decision, Policy, QueuedJob, RunningUnit, SchedState};
 pub use profile::{GraphProfile, ProfileStatus};
 pub use runner::{Runner, RunnerConfig};

@@ -112,6 +112,33 @@ pub struct Cost {
     /// Supersteps per run (0: unknown); a unit's threads change only at a
     /// superstep boundary, on average half a superstep after it is asked.
     pub supersteps: f64,
+    /// Co-run slowdown `σ ≥ 0`: with every other core of its node running
+    /// other units, the job takes `1 + σ` times longer (shared cache and
+    /// memory controller); with a fraction `f` of them busy, `1 + σ·f`
+    /// ([`Cost::corun_factor`]). Measured by `plexus profile` (copies at one
+    /// thread each on every core); 0 when not measured.
+    #[serde(default)]
+    pub corun_slowdown: f64,
+    /// What fusing jobs of this one's algorithm into one shared scan costs
+    /// (measured by `plexus profile`); `None`: not measured, and
+    /// [`Cost::fused`] scales time with bytes.
+    #[serde(default)]
+    pub lanes: Option<LaneCost>,
+}
+
+/// The time of `k ≥ 2` jobs fused into one shared scan, relative to one
+/// job's time alone `T`: `T·(base + per_lane·(k − 1))` for jobs of equal
+/// size. Fitted by `plexus profile` from 2 and 4 jobs fused:
+/// `per_lane = (T₄ − T₂) / 2T` and `base = T₂/T − per_lane`. `base` is
+/// more than 1 when the fused kernel is slower than the job's own
+/// (MS-BFS lanes against direction-optimising BFS), so fusing pays only
+/// from some `k` on ([`Cost::fusing_pays`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LaneCost {
+    /// The fused scan's fixed part, as a fraction of `T` (≥ 0).
+    pub base: f64,
+    /// What each further job adds, as a fraction of its own `T` (≥ 0).
+    pub per_lane: f64,
 }
 
 impl Cost {
@@ -130,7 +157,15 @@ impl Cost {
             measured: [0.0; MAX_MEASURED_THREADS],
             measured_threads: 0,
             supersteps: 0.0,
+            corun_slowdown: 0.0,
+            lanes: None,
         }
+    }
+
+    /// The co-run factor `1 + σ·f` with `f` (clamped to `[0, 1]`) the
+    /// fraction of the other cores of the unit's node busy with other units.
+    pub fn corun_factor(&self, busy_others: f64) -> f64 {
+        1.0 + self.corun_slowdown.max(0.0) * busy_others.clamp(0.0, 1.0)
     }
 
     /// Seconds of one superstep at `t` threads (`T(t) / supersteps`; 0 when
@@ -304,26 +339,47 @@ impl Cost {
     }
 
     /// The cost of the jobs `costs` fused into one shared scan: topology
-    /// read once (the largest), states summed; time grows with bytes
-    /// (`T ∝ bytes` from the largest job); supersteps: the most of any job
-    /// (the group runs until its longest job ends). `None` when `costs` is empty.
+    /// read once (the largest), states summed; supersteps: the most of any
+    /// job (the group runs until its longest job ends). Time: with a
+    /// measured [`LaneCost`] of the largest job and more than one job,
+    /// `T = T_big·base + per_lane·Σ T_other`; without one, time grows with
+    /// bytes (`T ∝ bytes` from the largest job). `None` when `costs` is empty.
     pub fn fused(costs: &[Cost]) -> Option<Cost> {
-        let big = costs
+        let (bi, big) = costs
             .iter()
             .copied()
-            .max_by(|x, y| x.bytes().total_cmp(&y.bytes()))?;
+            .enumerate()
+            .max_by(|x, y| x.1.bytes().total_cmp(&y.1.bytes()))?;
         let topology = costs.iter().map(|c| c.topology_bytes).fold(0.0, f64::max);
         let state: f64 = costs.iter().map(|c| c.state_bytes).sum();
-        let k = if big.bytes() > 0.0 {
-            (topology + state) / big.bytes()
-        } else {
-            1.0
+        let k = match big.lanes {
+            Some(_) if costs.len() == 1 => 1.0,
+            Some(l) => {
+                let t_big = big.seconds(1.0).max(1e-12);
+                let others: f64 = costs
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != bi)
+                    .map(|(_, c)| c.seconds(1.0) / t_big)
+                    .sum();
+                l.base.max(0.0) + l.per_lane.max(0.0) * others
+            }
+            None if big.bytes() > 0.0 => (topology + state) / big.bytes(),
+            None => 1.0,
         };
         let mut c = big.scaled(k);
         c.topology_bytes = topology;
         c.state_bytes = state;
         c.supersteps = costs.iter().map(|c| c.supersteps).fold(0.0, f64::max);
         Some(c)
+    }
+
+    /// Whether fusing `costs` into one scan takes less time at `t` threads
+    /// than running them one after another (false for fewer than two).
+    pub fn fusing_pays(costs: &[Cost], t: f64) -> bool {
+        costs.len() > 1
+            && Cost::fused(costs)
+                .is_some_and(|f| f.seconds(t) < costs.iter().map(|c| c.seconds(t)).sum::<f64>())
     }
 }
 
@@ -402,5 +458,39 @@ mod tests {
         assert_eq!(f.topology_bytes, 8e8);
         assert_eq!(f.state_bytes, 4e8);
         assert!((f.seconds(1.0) - 12.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn measured_lanes_price_each_further_job_by_its_own_time() {
+        let mut c = Cost::fit(&[10.0, 6.0], 8e8, 2e8).unwrap();
+        c.lanes = Some(LaneCost {
+            base: 1.2,
+            per_lane: 0.5,
+        });
+        // A job with half the iterations adds half as much.
+        let f = Cost::fused(&[c, c.scaled(0.5), c]).unwrap();
+        assert!((f.seconds(1.0) - 10.0 * (1.2 + 0.5 * 1.5)).abs() < 1e-9);
+        assert!((f.seconds(2.0) - 6.0 * 1.95).abs() < 1e-9);
+        assert_eq!(f.topology_bytes, 8e8);
+        assert_eq!(Cost::fused(&[c]).unwrap().seconds(1.0), 10.0);
+        assert!(Cost::fusing_pays(&[c, c], 2.0));
+        assert!(!Cost::fusing_pays(&[c], 2.0));
+        // A fused kernel 4× slower than the job's own pays from 7 jobs on.
+        c.lanes = Some(LaneCost {
+            base: 4.0,
+            per_lane: 0.5,
+        });
+        assert!(!Cost::fusing_pays(&[c; 6], 2.0));
+        assert!(Cost::fusing_pays(&[c; 8], 2.0));
+    }
+
+    #[test]
+    fn the_corun_factor_grows_with_the_busy_share_of_the_other_cores() {
+        let mut c = Cost::fit(&[10.0, 6.0], 0.0, 0.0).unwrap();
+        assert_eq!(c.corun_factor(1.0), 1.0);
+        c.corun_slowdown = 0.2;
+        assert_eq!(c.corun_factor(0.0), 1.0);
+        assert!((c.corun_factor(0.5) - 1.1).abs() < 1e-12);
+        assert!((c.corun_factor(3.0) - 1.2).abs() < 1e-12);
     }
 }

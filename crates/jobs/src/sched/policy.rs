@@ -80,8 +80,9 @@ pub const RESIZE_MIN_REMAINING_FACTOR: f64 = 4.0;
 /// Aging bound of `congra`: a queued job that has waited at least this many
 /// times its solo time (its time alone with every core of the machine) is
 /// *starved*: it goes ahead of every job that is not, it cannot be held by
-/// the work-rate rule or the look-ahead, and starved jobs go in arrival
-/// order (docs/scheduler.md, "Aging").
+/// the look-ahead, one the work-rate rule would hold starts over busy cores
+/// (time-sharing them) on a node not already oversubscribed, and starved
+/// jobs go in arrival order (docs/scheduler.md, "Aging").
 pub const STARVATION_QOS: f64 = 1.0;
 
 /// A job's solo time as the policy sees it: its time alone with every core.
@@ -572,6 +573,15 @@ fn congra(
             waiting.push(qi);
             continue;
         }
+        // Nor does one whose lane would cost more than its own run (a
+        // fused kernel slower than the job's own, measured in the profile).
+        let t = u.threads as f64;
+        let added =
+            Cost::fused(&[u.cost, q.cost]).map_or(0.0, |f| f.seconds(t) - u.cost.seconds(t));
+        if added >= q.cost.seconds(t) {
+            waiting.push(qi);
+            continue;
+        }
         // The joiner's state traffic at the unit's pace; the topology is
         // already read for the group.
         let extra = q.cost.state_bytes / u.cost.seconds(u.threads as f64).max(1e-9);
@@ -621,6 +631,28 @@ fn congra(
         });
     }
 
+    // A group whose fused scan would take longer than its jobs one after
+    // another (the profile's lane cost) is split into single jobs.
+    let mut split: Vec<Candidate> = Vec::new();
+    for c in cands {
+        let costs: Vec<Cost> = c.members.iter().map(|&i| s.queue[i].cost).collect();
+        if c.members.len() > 1 && !Cost::fusing_pays(&costs, m.cores_per_node as f64) {
+            for &qi in &c.members {
+                let q = &s.queue[qi];
+                split.push(Candidate {
+                    members: vec![qi],
+                    cost: q.cost,
+                    group: q.group.clone(),
+                    starved: starved_at(m, q) <= s.now + 1e-12,
+                    arrival: q.arrival,
+                });
+            }
+        } else {
+            split.push(c);
+        }
+    }
+    let cands = split;
+
     // 2. Query assigner: LPT over nodes.
     let mut load: Vec<f64> = ctx.iter().map(|c| c.remaining.iter().sum()).collect();
     // Starved candidates first, oldest first (aging); then heaviest first.
@@ -663,6 +695,13 @@ fn congra(
         if mine.is_empty() && movable.is_empty() {
             continue;
         }
+        // Units on the node that keep their threads (the work-rate score
+        // counts what new neighbours cost them).
+        let fixed: Vec<&RunningUnit> = s
+            .running
+            .iter()
+            .filter(|u| u.node == Some(node) && !movable.iter().any(|v| v.id == u.id))
+            .collect();
         let moved_threads: usize = movable.iter().map(|u| u.threads).sum();
         let moved_bw: f64 = movable
             .iter()
@@ -769,10 +808,11 @@ fn congra(
             weight: weight(&cands[c].cost, cands[c].members.len()),
             label: names(s, &cands[c].members),
         };
-        // Starved candidates (a prefix of `set`) are launched whatever the
-        // work rate says.
+        // Starved candidates (a prefix of `set`) enter the options like
+        // the others; one the work rate leaves out time-shares the node's
+        // cores instead of waiting (below).
         let starved_in_set = set.iter().take_while(|&&c| cands[c].starved).count();
-        let k0 = usize::from(movable.is_empty()).max(starved_in_set);
+        let k0 = usize::from(movable.is_empty());
         let mut options: Vec<(f64, Vec<usize>, String)> = Vec::new();
         for k in k0..=set.len() {
             let items: Vec<Item> = movable
@@ -781,10 +821,23 @@ fn congra(
                 .chain(set[..k].iter().map(|&c| item_of_cand(c)))
                 .collect();
             let (t, why) = ascent(&items, fixed_bw, pool, limit, node);
+            // Each unit's rate is slowed by its co-run factor: the share of
+            // the node's other cores that the other units then hold.
+            let busy = (fixed_threads + t.iter().sum::<usize>()) as f64;
+            let others = |own: usize| -> f64 {
+                (busy - own as f64).max(0.0) / (cores as f64 - own as f64).max(1.0)
+            };
             let score: f64 = items
                 .iter()
                 .zip(&t)
-                .map(|(it, &ti)| it.cost.work_rate(ti as f64, m.cores_per_node))
+                .map(|(it, &ti)| {
+                    it.cost.work_rate(ti as f64, m.cores_per_node)
+                        / it.cost.corun_factor(others(ti))
+                })
+                .chain(fixed.iter().map(|u| {
+                    u.cost.work_rate(u.threads as f64, m.cores_per_node)
+                        / u.cost.corun_factor(others(u.threads))
+                }))
                 .sum();
             options.push((score, t, why));
         }
@@ -810,6 +863,17 @@ fn congra(
             ));
             set.truncate(best_k);
         }
+        // Aging over busy cores: a starved candidate the work rate leaves
+        // out starts now with every core of the node, time-sharing them
+        // (its threads and the running ones each hold their cores part of
+        // the time), when the node is not already oversubscribed. With a
+        // superlinear profile, time-sharing at every core costs less than
+        // the one-thread split the work rate refused.
+        let aged = refusal
+            .as_ref()
+            .filter(|(c, cause, _)| *cause == HoldCause::WorkRate && cands[*c].starved)
+            .map(|(c, _, why)| (*c, why.clone()))
+            .filter(|_| nc.threads <= cores);
         let (unit_threads, new_threads) = threads.split_at(movable.len());
         let total_bw: f64 = fixed_bw
             + movable
@@ -856,6 +920,40 @@ fn congra(
                     out.push(hold(la, HoldCause::LookAhead, &why));
                     continue;
                 }
+            }
+        }
+        let mut aged_threads = 0;
+        if let Some((c, why)) = aged {
+            let q = cands[c]
+                .members
+                .iter()
+                .map(|&i| &s.queue[i])
+                .min_by(|a, b| a.arrival.total_cmp(&b.arrival));
+            let x = (nc
+                .threads
+                .max(fixed_threads + threads.iter().sum::<usize>())
+                + cores) as f64
+                / cores as f64;
+            let bw = total_bw + cands[c].cost.bandwidth(cores as f64) / x;
+            if let (Some(q), true) = (q, bw <= limit) {
+                out.push(Decision {
+                    at: s.now,
+                    action: Action::Launch {
+                        jobs: cands[c].members.iter().map(|&i| s.queue[i].id).collect(),
+                        node: Some(node),
+                        threads: cores,
+                    },
+                    reason: format!(
+                        "launch {} on node {node} with {} over busy cores (aging: {} waited {:.3} s ≥ {STARVATION_QOS} × its solo {:.3} s; time-sharing instead of a split, {why})",
+                        names(s, &cands[c].members),
+                        plural(cores, "thread"),
+                        q.name,
+                        s.now - q.arrival,
+                        solo(m, &q.cost)
+                    ),
+                });
+                aged_threads = cores;
+                refusal = None;
             }
         }
         let waiting_note = match &refusal {
@@ -907,8 +1005,10 @@ fn congra(
                 ),
             });
         }
-        after_threads[node] =
-            fixed_threads + unit_threads.iter().sum::<usize>() + new_threads.iter().sum::<usize>();
+        after_threads[node] = fixed_threads
+            + unit_threads.iter().sum::<usize>()
+            + new_threads.iter().sum::<usize>()
+            + aged_threads;
         for (&ci, &t) in set.iter().zip(new_threads) {
             let c = &cands[ci];
             let group_note = match (&c.group, c.members.len()) {
@@ -1295,6 +1395,7 @@ fn ascent(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::model::LaneCost;
 
     /// A job taking `t1` s alone at one thread, `serial` of it not
     /// parallel, moving `gb` GB per run.
@@ -1736,10 +1837,28 @@ mod tests {
             "{d:#?}"
         );
         // ... until it has waited its solo time (T(2) = 0.8 s): then it
-        // starts, and the running unit gives it a core.
+        // starts at once, time-sharing both cores with the running unit
+        // (which keeps its 2 threads: a one-thread split would cost both
+        // more than time-sharing, T(1) = 2 s > 2·T(2)).
         let d = decide(RESIZE, &at(0.8));
-        assert_eq!(launches(&d), vec![(vec![0], Some(0), 1)], "{d:#?}");
-        assert_eq!(resizes(&d), vec![(1, 1)], "{d:#?}");
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
+        assert!(resizes(&d).is_empty(), "{d:#?}");
+        assert!(
+            d.iter().all(|x| !matches!(x.action, Action::Hold { .. })),
+            "{d:#?}"
+        );
+        // On a node already oversubscribed it waits for a core.
+        let busy = vec![unit(1, 2, pr, 5.0), unit(2, 2, pr, 5.0)];
+        let d = decide(
+            RESIZE,
+            &SchedState {
+                now: 0.8,
+                machine: &m,
+                queue: &q,
+                running: &busy,
+            },
+        );
+        assert!(launches(&d).is_empty(), "{d:#?}");
     }
 
     #[test]
@@ -2022,6 +2141,103 @@ mod tests {
             d.iter().all(|x| !matches!(x.action, Action::Join { .. })),
             "{d:#?}"
         );
+    }
+
+    #[test]
+    fn jobs_whose_fused_kernel_is_slower_neither_fuse_nor_join() {
+        // Measured lanes: two fused take 4.5 × one alone (MS-BFS lanes
+        // against direction-optimising BFS), each further one 0.5 more.
+        let m = Machine::model(1, 2, 1000.0);
+        let mut c = cost(1.0, 0.0, 0.1);
+        c.lanes = Some(LaneCost {
+            base: 4.0,
+            per_lane: 0.5,
+        });
+        let mut a = job(0, c);
+        a.group = Some("bfs@g".into());
+        let mut b = a.clone();
+        b.id = 1;
+        b.name = "j1".into();
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &[a.clone(), b.clone()],
+                running: &[],
+            },
+        );
+        assert_eq!(
+            launches(&d),
+            vec![(vec![0], Some(0), 1), (vec![1], Some(0), 1)],
+            "{d:#?}"
+        );
+        let running = vec![RunningUnit {
+            id: 3,
+            node: Some(0),
+            threads: 2,
+            jobs: vec![0],
+            cost: a.cost,
+            group: a.group.clone(),
+            remaining_seconds: 1.0,
+            resizable: false,
+        }];
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &[b.clone()],
+                running: &running,
+            },
+        );
+        assert!(
+            d.iter().all(|x| !matches!(x.action, Action::Join { .. })),
+            "{d:#?}"
+        );
+        // Eight of them queued together do fuse: 4 + 7 × 0.5 < 8.
+        let q: Vec<QueuedJob> = (0..8)
+            .map(|i| QueuedJob {
+                id: i,
+                name: format!("j{i}"),
+                ..a.clone()
+            })
+            .collect();
+        let d = decide(
+            NOLA,
+            &SchedState {
+                now: 0.0,
+                machine: &m,
+                queue: &q,
+                running: &[],
+            },
+        );
+        assert_eq!(launches(&d), vec![((0..8).collect(), Some(0), 2)], "{d:#?}");
+    }
+
+    #[test]
+    fn the_work_rate_counts_the_corun_slowdown_of_both_neighbours() {
+        // Two linear jobs: splitting the cores ties with one at two threads
+        // (the larger set wins the tie) until co-running slows them.
+        let m = Machine::model(1, 2, 1000.0);
+        let mut c = Cost::fit(&[2.0, 1.0], 1e9, 0.0).unwrap();
+        let st = |q: &[QueuedJob]| {
+            decide(
+                RESIZE,
+                &SchedState {
+                    now: 0.0,
+                    machine: &m,
+                    queue: q,
+                    running: &[],
+                },
+            )
+        };
+        let q = vec![job(0, c), job(1, c)];
+        assert_eq!(launches(&st(&q)).len(), 2);
+        c.corun_slowdown = 0.2;
+        let q = vec![job(0, c), job(1, c)];
+        let d = st(&q);
+        assert_eq!(launches(&d), vec![(vec![0], Some(0), 2)], "{d:#?}");
     }
 
     #[test]

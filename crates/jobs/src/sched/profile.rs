@@ -16,6 +16,11 @@
 //! count and CDLP are scaled by `iterations / profiled iterations`;
 //! personalised PageRank uses PageRank's profile.
 //!
+//! Two measurements feed the model's interference and fusion terms: every
+//! profiled core runs a copy of the representative at one thread at once
+//! (the co-run slowdown), and two jobs of a fusable algorithm run fused in
+//! one shared scan at every profiled thread (the lane fraction).
+//!
 //! The file carries [`PROFILE_FORMAT_VERSION`] and the graph version (a hash
 //! of the graph file's section checksums and counts); a different version
 //! makes the profile stale. It is written to a temporary file and renamed.
@@ -26,7 +31,7 @@ use std::sync::Arc;
 use plexus_graph::{Graph, VertexId};
 use serde::{Deserialize, Serialize};
 
-use super::model::Cost;
+use super::model::{Cost, LaneCost};
 use crate::error::JobError;
 use crate::manager::{ExecMode, JobManager, ManagerConfig};
 use crate::snapshot::Snapshot;
@@ -36,7 +41,7 @@ use crate::JobState;
 /// File name of a profile in the graph's store directory.
 pub const PROFILE_FILE: &str = "profile.json";
 /// Version of the profile format; bump on any change of meaning.
-pub const PROFILE_FORMAT_VERSION: u32 = 1;
+pub const PROFILE_FORMAT_VERSION: u32 = 2;
 /// PageRank iterations of the profiled representative (`plexus mix`'s default).
 pub const PROFILE_PR_ITERATIONS: usize = 20;
 /// CDLP iterations of the profiled representative (`plexus mix`'s default).
@@ -63,6 +68,25 @@ pub struct AlgoProfile {
     pub supersteps: f64,
     /// `(topology + state bytes) / seconds` at each thread count, GB/s.
     pub bandwidth_gbs: Vec<f64>,
+    /// Median seconds at one thread with a copy at one thread on every
+    /// other profiled core at once (`None`: one core, nothing to co-run).
+    #[serde(default)]
+    pub corun_seconds: Option<f64>,
+    /// The median of (time together ÷ time alone just before, same CPU)
+    /// − 1, at least 0: the model's co-run slowdown ([`Cost::corun_slowdown`]).
+    #[serde(default)]
+    pub corun_slowdown: f64,
+    /// Median seconds of 2 and of 4 jobs fused into one shared scan at
+    /// every profiled thread, from submission to the last end (`None`: the
+    /// algorithm does not fuse). The jobs are as `plexus mix` makes them:
+    /// PageRank at different dampings, BFS from different roots, WCC and
+    /// CDLP alike (identical jobs share a lane).
+    #[serde(default)]
+    pub fused_seconds: Option<[f64; 2]>,
+    /// The fused-scan cost fitted to `fused_seconds` against
+    /// `seconds[last]` ([`LaneCost`]).
+    #[serde(default)]
+    pub lanes: Option<LaneCost>,
 }
 
 /// The profile of one graph.
@@ -204,6 +228,175 @@ fn median(xs: &mut [f64]) -> f64 {
     xs[xs.len() / 2]
 }
 
+/// Runs `alg` once in `mgr` and returns its status (an error if it failed).
+fn run_one(
+    mgr: &JobManager,
+    snap: &Arc<Snapshot>,
+    alg: &Algorithm,
+) -> Result<crate::JobStatus, JobError> {
+    let h = mgr.submit(
+        Arc::clone(snap),
+        JobSpec::new(format!("profile-{}", alg.name()), alg.clone()),
+    )?;
+    h.wait(None);
+    let st = h.status();
+    if st.state != JobState::Done {
+        return Err(JobError::Failed(format!(
+            "profiling {} failed: {}",
+            alg.name(),
+            st.error.clone().unwrap_or_default()
+        )));
+    }
+    let _ = h.take_result();
+    Ok(st)
+}
+
+/// Co-run measurement: for each of `specs`, copy 0 runs alone at one
+/// thread, then together with a copy at one thread on each of the other
+/// `max_threads − 1` CPUs (one manager per copy, each pinned to its own
+/// CPU, every run started together). Returns the median time together and
+/// the median of copy 0's together ÷ alone (alone and together measured
+/// back to back on the same CPU, so drift between runs cancels).
+fn corun(
+    snap: &Arc<Snapshot>,
+    specs: &[Algorithm],
+    cfg: &ProfileConfig,
+) -> Result<(f64, f64), JobError> {
+    let copies = cfg.max_threads.max(1);
+    let start = std::sync::Barrier::new(copies);
+    // Copy `i` is pinned to the `i`-th allowed CPU: spawned threads would
+    // otherwise inherit the caller's affinity (one CPU inside the CLI's
+    // pool) and time-share it.
+    let cpus = crate::sched::numa::allowed_cpus().unwrap_or_default();
+    type Times = (Vec<f64>, Vec<f64>);
+    let results: Vec<Result<Times, JobError>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..copies)
+            .map(|i| {
+                let cpu = (!cpus.is_empty()).then(|| vec![cpus[i % cpus.len()]]);
+                let start = &start;
+                sc.spawn(move || -> Result<Times, JobError> {
+                    let made = JobManager::new(ManagerConfig {
+                        mode: ExecMode::Sequential,
+                        threads: 1,
+                        llc_bytes: cfg.llc_bytes,
+                        cpus: cpu,
+                        ..Default::default()
+                    });
+                    let (mut alone, mut together) = (Vec::new(), Vec::new());
+                    let mut failure = None;
+                    for alg in specs {
+                        // Every copy reaches every barrier, failed or not.
+                        for (solo, out) in [(true, &mut alone), (false, &mut together)] {
+                            start.wait();
+                            if solo && i > 0 {
+                                continue;
+                            }
+                            if let (Ok(mgr), None) = (&made, &failure) {
+                                match run_one(mgr, snap, alg) {
+                                    Ok(st) => out.push(st.run_seconds.unwrap_or(f64::NAN)),
+                                    Err(e) => failure = Some(e),
+                                }
+                            }
+                        }
+                    }
+                    made?;
+                    failure.map_or(Ok((alone, together)), Err)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(JobError::Failed(
+                        "a co-run profiling thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut all = Vec::new();
+    let mut ratios = Vec::new();
+    for (i, r) in results.into_iter().enumerate() {
+        let (alone, together) = r?;
+        if i == 0 {
+            ratios = alone.iter().zip(&together).map(|(a, t)| t / a).collect();
+        }
+        all.extend(together);
+    }
+    Ok((median(&mut all), median(&mut ratios)))
+}
+
+fn plural_copies(n: usize) -> String {
+    if n == 1 {
+        "1 copy".into()
+    } else {
+        format!("{n} copies")
+    }
+}
+
+/// `k` jobs of the fusable algorithm `name` as `plexus mix` makes them:
+/// PageRank at `k` dampings, BFS from `k` roots, WCC and CDLP alike.
+fn fusion_specs(g: &Graph, name: &str, k: usize) -> Vec<Algorithm> {
+    (0..k)
+        .map(|i| match name {
+            "bfs" => Algorithm::Bfs {
+                source: roots(g, k)[i].clone(),
+            },
+            "pagerank" => Algorithm::PageRank {
+                damping: 0.85 - 0.15 * i as f64,
+                iterations: Some(PROFILE_PR_ITERATIONS),
+                tolerance: 0.0,
+                max_iterations: PROFILE_PR_ITERATIONS,
+                personalization: None,
+            },
+            "cdlp" => Algorithm::Cdlp {
+                iterations: PROFILE_CDLP_ITERATIONS,
+            },
+            _ => Algorithm::Wcc,
+        })
+        .collect()
+}
+
+/// The median time (submission to the last end, over `cfg.runs` runs) of
+/// `jobs` submitted together to one shared-mode manager at `max_threads`.
+fn fused(snap: &Arc<Snapshot>, jobs: &[Algorithm], cfg: &ProfileConfig) -> Result<f64, JobError> {
+    let mut times = Vec::new();
+    for _ in 0..cfg.runs.max(1) {
+        let mgr = JobManager::new(ManagerConfig {
+            mode: ExecMode::Shared,
+            threads: cfg.max_threads.max(1),
+            llc_bytes: cfg.llc_bytes,
+            ..Default::default()
+        })?;
+        let t0 = std::time::Instant::now();
+        let hs = jobs
+            .iter()
+            .map(|alg| {
+                mgr.submit(
+                    Arc::clone(snap),
+                    JobSpec::new(format!("profile-{}", alg.name()), alg.clone()),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for h in &hs {
+            h.wait(None);
+            let st = h.status();
+            if st.state != JobState::Done {
+                return Err(JobError::Failed(format!(
+                    "profiling {} fused {} failed: {}",
+                    jobs.len(),
+                    st.algorithm,
+                    st.error.unwrap_or_default()
+                )));
+            }
+            let _ = h.take_result();
+        }
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    Ok(median(&mut times))
+}
+
 /// Profiles `snap`'s graph. `progress` is told each step (for displays).
 pub fn profile_graph(
     snap: &Arc<Snapshot>,
@@ -284,19 +477,7 @@ pub fn profile_graph(
             let mut times = Vec::new();
             for alg in &specs {
                 let before = mgr.stats().topology_bytes_read;
-                let h = mgr.submit(
-                    Arc::clone(snap),
-                    JobSpec::new(format!("profile-{name}"), alg.clone()),
-                )?;
-                h.wait(None);
-                let st = h.status();
-                if st.state != JobState::Done {
-                    return Err(JobError::Failed(format!(
-                        "profiling {name} failed: {}",
-                        st.error.unwrap_or_default()
-                    )));
-                }
-                let _ = h.take_result();
+                let st = run_one(&mgr, snap, alg)?;
                 times.push(st.run_seconds.unwrap_or(f64::NAN));
                 let read = mgr.stats().topology_bytes_read - before;
                 let sb = resolve(g, alg).map(|r| state_bytes(g, &r)).unwrap_or(0);
@@ -310,6 +491,35 @@ pub fn profile_graph(
             progress(&format!("{name}: {t} thread(s) {m:.3} s"));
             seconds.push(m);
         }
+        let (corun_seconds, corun_slowdown) = if cfg.max_threads > 1 {
+            let (together, ratio) = corun(snap, &specs, cfg)?;
+            progress(&format!(
+                "{name}: 1 thread beside {} at once {together:.3} s, {ratio:.3} × alone",
+                plural_copies(cfg.max_threads - 1)
+            ));
+            (Some(together), (ratio - 1.0).max(0.0))
+        } else {
+            (None, 0.0)
+        };
+        let fused_seconds = if crate::sched::runner::fusable(&specs[0], false) {
+            let two = fused(snap, &fusion_specs(g, name, 2), cfg)?;
+            let four = fused(snap, &fusion_specs(g, name, 4), cfg)?;
+            progress(&format!(
+                "{name}: 2 fused {two:.3} s, 4 fused {four:.3} s at {} thread(s)",
+                cfg.max_threads.max(1)
+            ));
+            Some([two, four])
+        } else {
+            None
+        };
+        let last = seconds[seconds.len() - 1];
+        let lanes = fused_seconds.map(|[two, four]| {
+            let per_lane = ((four - two) / 2.0 / last).max(0.0);
+            LaneCost {
+                base: (two / last - per_lane).max(0.0),
+                per_lane,
+            }
+        });
         let topology_bytes = median(&mut topo);
         let state_bytes_run = median(&mut state);
         let bandwidth_gbs = seconds
@@ -326,6 +536,10 @@ pub fn profile_graph(
                 state_bytes: state_bytes_run,
                 supersteps: median(&mut steps),
                 bandwidth_gbs,
+                corun_seconds,
+                corun_slowdown,
+                fused_seconds,
+                lanes,
             },
         );
     }
@@ -401,6 +615,8 @@ impl GraphProfile {
         };
         Cost::fit(&a.seconds, a.topology_bytes, a.state_bytes).map(|mut c| {
             c.supersteps = a.supersteps;
+            c.corun_slowdown = a.corun_slowdown;
+            c.lanes = a.lanes;
             c.scaled(scale * base)
         })
     }
@@ -435,6 +651,15 @@ mod tests {
         let pr = &p.algorithms["pagerank"];
         assert_eq!(pr.seconds.len(), 2);
         assert!(pr.topology_bytes > 0.0 && pr.state_bytes > 0.0);
+        // Two threads: a co-run and fused 2 and 4 jobs were measured.
+        assert!(pr.corun_seconds.is_some_and(|s| s > 0.0) && pr.corun_slowdown >= 0.0);
+        let [two, four] = pr.fused_seconds.unwrap();
+        assert!(two > 0.0 && four > 0.0);
+        let l = pr.lanes.unwrap();
+        assert!(l.base >= 0.0 && l.per_lane >= 0.0);
+        let c = p.cost_of(&Algorithm::pagerank(0.85)).unwrap();
+        assert_eq!(c.lanes, Some(l));
+        assert_eq!(c.corun_slowdown, pr.corun_slowdown);
         let c = p.cost_of(&Algorithm::PageRank {
             damping: 0.5,
             iterations: Some(40),
@@ -474,6 +699,10 @@ mod tests {
                 state_bytes: 1.0,
                 supersteps: 1.0,
                 bandwidth_gbs: vec![0.0],
+                corun_seconds: None,
+                corun_slowdown: 0.0,
+                fused_seconds: None,
+                lanes: None,
             },
         );
         save(&path, &p).unwrap();

@@ -105,7 +105,7 @@ pub struct Runner {
 }
 
 /// Whether jobs running `alg` can share one scan (the manager fuses them).
-fn fusable(alg: &Algorithm, fuse_sssp: bool) -> bool {
+pub(crate) fn fusable(alg: &Algorithm, fuse_sssp: bool) -> bool {
     match alg {
         Algorithm::Sssp { .. } => fuse_sssp,
         _ => true,

@@ -6,7 +6,9 @@
 //! On a node with `x = Σ threads / cores > 1` cores are time-shared: each
 //! unit holds its `t` threads a `1/x` share of the time, so it progresses at
 //! `1/(x·T(t))`, slowed by a further `1 + π(x − 1)` (oversubscription
-//! penalty: context switches, cache refills, preempted barriers). A unit demands `bytes ×
+//! penalty: context switches, cache refills, preempted barriers), and by
+//! its co-run factor `1 + σ·f` ([`Cost::corun_factor`]) with `f` the share
+//! of its node's other cores that other units' threads hold. A unit demands `bytes ×
 //! progress rate` bytes per second, times the remote-access factor
 //! `1 + (N−1)/N·(ρ − 1)` when its threads span `N > 1` nodes; when a node's
 //! summed demand exceeds its bandwidth `B`, every unit there is slowed by
@@ -136,7 +138,17 @@ fn rates(m: &Machine, units: &[Unit]) -> Vec<f64> {
     let mut demand = vec![0.0f64; nodes];
     for u in units {
         let x = on(u).iter().map(|&n| over[n]).fold(1.0, f64::max);
-        let slow = 1.0 + m.oversubscription_penalty * (x - 1.0);
+        // Co-run interference: the share of the other cores of its nodes
+        // that other units keep busy.
+        let ns = on(u);
+        let own = u.threads as f64 / ns.len() as f64;
+        let others = (m.cores_per_node as f64 - own).max(1.0);
+        let busy = ns
+            .iter()
+            .map(|&n| ((threads[n] - own).max(0.0) / others).min(1.0))
+            .sum::<f64>()
+            / ns.len() as f64;
+        let slow = (1.0 + m.oversubscription_penalty * (x - 1.0)) * u.cost.corun_factor(busy);
         // Time sharing: the unit holds its threads 1/x of the time.
         let s = 1.0 / (u.cost.seconds(u.threads as f64) * x * slow);
         let rho = if u.node.is_none() {
@@ -145,7 +157,6 @@ fn rates(m: &Machine, units: &[Unit]) -> Vec<f64> {
             1.0
         };
         let d = u.cost.bytes() * s * rho;
-        let ns = on(u);
         for &n in &ns {
             demand[n] += d / ns.len() as f64;
         }
@@ -479,6 +490,34 @@ mod tests {
         );
         assert!(
             (r.makespan_seconds - 16.0).abs() < 1e-6,
+            "{}",
+            r.makespan_seconds
+        );
+    }
+
+    #[test]
+    fn co_running_units_are_slowed_by_their_corun_factor() {
+        // Two perfectly parallel 10 s jobs under `all`: time-shared, both
+        // end at 10 s; with σ = 0.3 each is slowed by 1.3 while the other
+        // runs, so both end at 13 s. Alone (fifo) nothing changes.
+        let m = Machine::model(1, 2, 100.0);
+        let mut c = cost(10.0, 0.0, 1.0);
+        let r = simulate(&m, Policy::All, &stream(2, c));
+        assert!(
+            (r.makespan_seconds - 10.0).abs() < 1e-6,
+            "{}",
+            r.makespan_seconds
+        );
+        c.corun_slowdown = 0.3;
+        let r = simulate(&m, Policy::All, &stream(2, c));
+        assert!(
+            (r.makespan_seconds - 13.0).abs() < 1e-6,
+            "{}",
+            r.makespan_seconds
+        );
+        let r = simulate(&m, Policy::Fifo, &stream(2, c));
+        assert!(
+            (r.makespan_seconds - 10.0).abs() < 1e-6,
             "{}",
             r.makespan_seconds
         );
