@@ -61,16 +61,22 @@ fn cores() -> usize {
     plexus_jobs::sched::numa::process_cpu_count()
 }
 
+/// The machine's triad bandwidth from `machine.json` (`plexus probe`), GB/s.
+pub fn measured_triad_gbs(ctx: &Ctx) -> Option<f64> {
+    std::fs::read_to_string(ctx.data.root().join(MACHINE_FILE))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Bandwidth>(&t).ok())
+        .map(|b| b.triad_gbs)
+        .filter(|b| *b > 0.0 && b.is_finite())
+}
+
 /// This machine: NUMA nodes from sysfs, bandwidth from `machine.json`
 /// (`plexus probe`; the triad rate divided among the nodes) or
 /// [`DEFAULT_BANDWIDTH_GBS`] per node with a note.
 pub fn this_machine(ctx: &Ctx, threads: usize) -> Machine {
     let nodes = read_nodes(std::path::Path::new("/sys"));
     let path = ctx.data.root().join(MACHINE_FILE);
-    let bw = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Bandwidth>(&t).ok())
-        .map(|b| b.triad_gbs / nodes.len() as f64);
+    let bw = measured_triad_gbs(ctx).map(|b| b / nodes.len() as f64);
     let bw = match bw {
         Some(b) if b > 0.0 && b.is_finite() => b,
         _ => {
@@ -124,6 +130,7 @@ pub fn ensure_profile(
             runs: DEFAULT_RUNS,
             max_threads: cores(),
             llc_bytes: llc,
+            bandwidth_limit_gbs: measured_triad_gbs(ctx),
         },
         |_| {},
     )?;
@@ -202,6 +209,7 @@ pub fn profile(ctx: &Ctx, a: ProfileArgs) -> anyhow::Result<()> {
                         )
                         .bytes,
                     ),
+                    bandwidth_limit_gbs: measured_triad_gbs(ctx),
                 },
                 |msg| {
                     if !quiet {

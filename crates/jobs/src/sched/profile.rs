@@ -87,6 +87,12 @@ pub struct AlgoProfile {
     /// `seconds[last]` ([`LaneCost`]).
     #[serde(default)]
     pub lanes: Option<LaneCost>,
+    /// Whether the counted bytes were scaled down to `bandwidth limit ×
+    /// fastest time`: the state estimate counts whole per-vertex arrays per
+    /// superstep, which a BFS reaching a handful of vertices never touches
+    /// (USA-road-FLA imported directed: 38 MB counted in 61 µs, 635 GB/s).
+    #[serde(default)]
+    pub bytes_capped: bool,
 }
 
 /// The profile of one graph.
@@ -203,6 +209,10 @@ pub struct ProfileConfig {
     pub max_threads: usize,
     /// LLC bytes for the chunk plan (detect once outside and pass it).
     pub llc_bytes: Option<u64>,
+    /// The machine's measured memory bandwidth (`plexus probe`'s triad),
+    /// GB/s: a run's counted bytes are capped at what it could move in its
+    /// fastest measured time ([`AlgoProfile::bytes_capped`]); `None`: no cap.
+    pub bandwidth_limit_gbs: Option<f64>,
 }
 
 /// `runs` roots with out-edges at evenly spaced internal ids (external ids).
@@ -520,8 +530,27 @@ pub fn profile_graph(
                 per_lane,
             }
         });
-        let topology_bytes = median(&mut topo);
-        let state_bytes_run = median(&mut state);
+        let mut topology_bytes = median(&mut topo);
+        let mut state_bytes_run = median(&mut state);
+        let fastest = seconds.iter().copied().fold(f64::INFINITY, f64::min);
+        let cap = cfg
+            .bandwidth_limit_gbs
+            .filter(|b| *b > 0.0 && fastest.is_finite())
+            .map(|b| b * 1e9 * fastest);
+        let bytes_capped = match cap {
+            Some(cap) if topology_bytes + state_bytes_run > cap => {
+                let k = cap / (topology_bytes + state_bytes_run);
+                progress(&format!(
+                    "{name}: {:.1} MB counted in {fastest:.6} s is over the bandwidth limit; capped at {:.1} MB",
+                    (topology_bytes + state_bytes_run) / 1e6,
+                    cap / 1e6
+                ));
+                topology_bytes *= k;
+                state_bytes_run *= k;
+                true
+            }
+            _ => false,
+        };
         let bandwidth_gbs = seconds
             .iter()
             .map(|s| (topology_bytes + state_bytes_run) / s / 1e9)
@@ -540,6 +569,7 @@ pub fn profile_graph(
                 corun_slowdown,
                 fused_seconds,
                 lanes,
+                bytes_capped,
             },
         );
     }
@@ -642,6 +672,7 @@ mod tests {
             runs: 2,
             max_threads: 2,
             llc_bytes: Some(1 << 20),
+            bandwidth_limit_gbs: None,
         };
         let p = profile_graph(&s, "v1", &cfg, |_| {}).unwrap();
         assert!(
@@ -660,6 +691,29 @@ mod tests {
         let c = p.cost_of(&Algorithm::pagerank(0.85)).unwrap();
         assert_eq!(c.lanes, Some(l));
         assert_eq!(c.corun_slowdown, pr.corun_slowdown);
+        assert!(!pr.bytes_capped);
+        // A bandwidth limit the counted bytes exceed caps them at limit ×
+        // fastest time.
+        let capped = profile_graph(
+            &s,
+            "v1",
+            &ProfileConfig {
+                algorithms: vec!["wcc".into()],
+                max_threads: 1,
+                bandwidth_limit_gbs: Some(1e-6),
+                ..cfg
+            },
+            |_| {},
+        )
+        .unwrap();
+        let w = &capped.algorithms["wcc"];
+        assert!(w.bytes_capped);
+        let fastest = w.seconds.iter().copied().fold(f64::INFINITY, f64::min);
+        let bytes = w.topology_bytes + w.state_bytes;
+        assert!(
+            (bytes - 1e3 * fastest).abs() <= 1e-9 * bytes.max(1.0),
+            "{bytes}"
+        );
         let c = p.cost_of(&Algorithm::PageRank {
             damping: 0.5,
             iterations: Some(40),
@@ -703,6 +757,7 @@ mod tests {
                 corun_slowdown: 0.0,
                 fused_seconds: None,
                 lanes: None,
+                bytes_capped: false,
             },
         );
         save(&path, &p).unwrap();
