@@ -90,7 +90,7 @@ fn profile_writes_a_versioned_file_and_reuses_it() {
         "--json",
     ]);
     let v: Value = serde_json::from_str(&out).expect("json");
-    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["format_version"], 2);
     assert!(v["graph_version"].as_str().is_some_and(|s| !s.is_empty()));
     assert!(v["counter_source"]
         .as_str()
@@ -98,6 +98,14 @@ fn profile_writes_a_versioned_file_and_reuses_it() {
     for alg in ["bfs", "sssp", "pagerank", "wcc", "cdlp"] {
         let secs = v["algorithms"][alg]["seconds"].as_array().expect(alg);
         assert_eq!(secs.len(), 2, "{alg}");
+        // Two threads: a co-run was measured; every algorithm but SSSP
+        // (not fused by default) has its fused-scan lane cost.
+        assert!(v["algorithms"][alg]["corun_seconds"].is_number(), "{alg}");
+        assert_eq!(
+            v["algorithms"][alg]["lanes"].is_object(),
+            alg != "sssp",
+            "{alg}"
+        );
     }
     let stored: Value =
         serde_json::from_str(&std::fs::read_to_string(env.profile_file()).expect("file"))
@@ -158,7 +166,7 @@ fn a_stale_profile_after_a_reimport_is_detected_and_a_corrupt_one_rebuilt() {
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(env.profile_file()).expect("file"))
             .expect("rebuilt");
-    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["format_version"], 2);
     // --no-profile with a missing profile: the default model, no profiling.
     std::fs::remove_file(env.profile_file()).expect("rm");
     let (_, err) = env.ok2(&[
