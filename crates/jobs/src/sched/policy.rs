@@ -472,6 +472,18 @@ struct NodeCtx {
 }
 
 impl Candidate {
+    /// The queued job `qi` alone.
+    fn single(s: &SchedState<'_>, qi: usize) -> Candidate {
+        let q = &s.queue[qi];
+        Candidate {
+            members: vec![qi],
+            cost: q.cost,
+            group: q.group.clone(),
+            starved: starved_at(s.machine, q) <= s.now + 1e-12,
+            arrival: q.arrival,
+        }
+    }
+
     /// Aging's order: starved candidates first, the oldest first; two that
     /// are not starved compare by `rest`.
     fn aging_cmp(
@@ -622,13 +634,7 @@ fn congra(
                 continue;
             }
         }
-        cands.push(Candidate {
-            members: vec![qi],
-            cost: q.cost,
-            group: q.group.clone(),
-            starved: starved_at(m, q) <= s.now + 1e-12,
-            arrival: q.arrival,
-        });
+        cands.push(Candidate::single(s, qi));
     }
 
     // A group whose fused scan would take longer than its jobs one after
@@ -637,16 +643,7 @@ fn congra(
     for c in cands {
         let costs: Vec<Cost> = c.members.iter().map(|&i| s.queue[i].cost).collect();
         if c.members.len() > 1 && !Cost::fusing_pays(&costs, m.cores_per_node as f64) {
-            for &qi in &c.members {
-                let q = &s.queue[qi];
-                split.push(Candidate {
-                    members: vec![qi],
-                    cost: q.cost,
-                    group: q.group.clone(),
-                    starved: starved_at(m, q) <= s.now + 1e-12,
-                    arrival: q.arrival,
-                });
-            }
+            split.extend(c.members.iter().map(|&qi| Candidate::single(s, qi)));
         } else {
             split.push(c);
         }
@@ -929,29 +926,26 @@ fn congra(
                 .iter()
                 .map(|&i| &s.queue[i])
                 .min_by(|a, b| a.arrival.total_cmp(&b.arrival));
-            let x = (nc
+            let busy = nc
                 .threads
-                .max(fixed_threads + threads.iter().sum::<usize>())
-                + cores) as f64
-                / cores as f64;
-            let bw = total_bw + cands[c].cost.bandwidth(cores as f64) / x;
-            if let (Some(q), true) = (q, bw <= limit) {
-                out.push(Decision {
-                    at: s.now,
-                    action: Action::Launch {
-                        jobs: cands[c].members.iter().map(|&i| s.queue[i].id).collect(),
-                        node: Some(node),
-                        threads: cores,
-                    },
-                    reason: format!(
-                        "launch {} on node {node} with {} over busy cores (aging: {} waited {:.3} s ≥ {STARVATION_QOS} × its solo {:.3} s; time-sharing instead of a split, {why})",
-                        names(s, &cands[c].members),
-                        plural(cores, "thread"),
+                .max(fixed_threads + threads.iter().sum::<usize>());
+            let launch = q.and_then(|q| {
+                over_busy_cores(
+                    s,
+                    &cands[c],
+                    node,
+                    busy,
+                    total_bw,
+                    format!(
+                        "(aging: {} waited {:.3} s ≥ {STARVATION_QOS} × its solo {:.3} s; time-sharing instead of a split, {why})",
                         q.name,
                         s.now - q.arrival,
                         solo(m, &q.cost)
                     ),
-                });
+                )
+            });
+            if let Some(d) = launch {
+                out.push(d);
                 aged_threads = cores;
                 refusal = None;
             }
@@ -1092,30 +1086,24 @@ fn congra(
             if (nc.jobs + 2) as f64 * alone >= shortest {
                 continue;
             }
-            let x = (after_threads[node] + cores) as f64 / cores as f64;
-            let bw = nc.bandwidth + cands[c].cost.bandwidth(cores as f64) / x;
-            if bw > limit {
+            let detail = format!(
+                "(short-job bypass): ({} running + 2) × {alone:.4} s alone < {shortest:.3} s shortest remaining run",
+                nc.jobs
+            );
+            let Some(d) = over_busy_cores(
+                s,
+                &cands[c],
+                node,
+                after_threads[node],
+                nc.bandwidth,
+                detail,
+            ) else {
                 continue;
-            }
+            };
             // It was held above at this decision point: it starts instead.
             let ids: Vec<usize> = cands[c].members.iter().map(|&i| s.queue[i].id).collect();
             out.retain(|d| !matches!(&d.action, Action::Hold { job, .. } if ids.contains(job)));
-            out.push(Decision {
-                at: s.now,
-                action: Action::Launch {
-                    jobs: cands[c].members.iter().map(|&i| s.queue[i].id).collect(),
-                    node: Some(node),
-                    threads: cores,
-                },
-                reason: format!(
-                    "launch {} on node {node} with {} over busy cores (short-job bypass): ({} running + 2) × {:.4} s alone < {:.3} s shortest remaining run",
-                    names(s, &cands[c].members),
-                    plural(cores, "thread"),
-                    nc.jobs,
-                    alone,
-                    shortest
-                ),
-            });
+            out.push(d);
         }
     }
     // A unit moved above and re-allocated in step 7: one decision, the
@@ -1203,6 +1191,39 @@ fn congra(
 /// node with no unit takes the unit with the longest remaining run from a
 /// node that runs several (8c, tail migration). Pushes the `Move`
 /// decisions to `out` and returns the running units as they then stand.
+/// Launches `c` on `node` with every core of the node over `busy` threads
+/// already there, time-sharing the cores (its demand counted at its
+/// time-shared share on top of `bandwidth`, bytes/s); `None` when that
+/// would oversubscribe the node's bandwidth. `detail` follows "over busy
+/// cores" in the reason.
+fn over_busy_cores(
+    s: &SchedState<'_>,
+    c: &Candidate,
+    node: usize,
+    busy: usize,
+    bandwidth: f64,
+    detail: String,
+) -> Option<Decision> {
+    let cores = s.machine.cores_per_node;
+    let x = (busy + cores) as f64 / cores as f64;
+    if bandwidth + c.cost.bandwidth(cores as f64) / x > s.machine.node_bandwidth_bytes() {
+        return None;
+    }
+    Some(Decision {
+        at: s.now,
+        action: Action::Launch {
+            jobs: c.members.iter().map(|&i| s.queue[i].id).collect(),
+            node: Some(node),
+            threads: cores,
+        },
+        reason: format!(
+            "launch {} on node {node} with {} over busy cores {detail}",
+            names(s, &c.members),
+            plural(cores, "thread"),
+        ),
+    })
+}
+
 fn tail_moves(s: &SchedState<'_>, out: &mut Vec<Decision>) -> Vec<RunningUnit> {
     let m = s.machine;
     let mut running = s.running.to_vec();
@@ -2087,23 +2108,36 @@ mod tests {
         );
     }
 
+    /// A state at time 0.
+    fn at_start<'a>(
+        m: &'a Machine,
+        queue: &'a [QueuedJob],
+        running: &'a [RunningUnit],
+    ) -> SchedState<'a> {
+        SchedState {
+            now: 0.0,
+            machine: m,
+            queue,
+            running,
+        }
+    }
+
+    /// A queued job of the scan group `group`.
+    fn grouped(id: usize, c: Cost, group: &str) -> QueuedJob {
+        QueuedJob {
+            group: Some(group.into()),
+            ..job(id, c)
+        }
+    }
+
     #[test]
     fn fused_groups_join_a_running_scan_and_queued_ones_launch_together() {
         let m = Machine::model(1, 2, 1000.0);
-        let mut a = job(0, cost(1.0, 0.2, 0.1));
-        a.group = Some("pagerank@g".into());
-        let mut b = a.clone();
-        b.id = 1;
-        b.name = "j1".into();
-        let d = decide(
-            NOLA,
-            &SchedState {
-                now: 0.0,
-                machine: &m,
-                queue: &[a.clone(), b.clone()],
-                running: &[],
-            },
+        let (a, b) = (
+            grouped(0, cost(1.0, 0.2, 0.1), "pagerank@g"),
+            grouped(1, cost(1.0, 0.2, 0.1), "pagerank@g"),
         );
+        let d = decide(NOLA, &at_start(&m, &[a.clone(), b.clone()], &[]));
         assert_eq!(launches(&d), vec![(vec![0, 1], Some(0), 2)], "{d:#?}");
         let running = vec![RunningUnit {
             id: 3,
@@ -2115,15 +2149,7 @@ mod tests {
             remaining_seconds: 1.0,
             resizable: true,
         }];
-        let d = decide(
-            NOLA,
-            &SchedState {
-                now: 0.0,
-                machine: &m,
-                queue: &[b.clone()],
-                running: &running,
-            },
-        );
+        let d = decide(NOLA, &at_start(&m, std::slice::from_ref(&b), &running));
         assert_eq!(d[0].action, Action::Join { unit: 3, job: 1 }, "{d:#?}");
         // Near its end the group would run on for the joiner: no join.
         let ending = vec![RunningUnit {
@@ -2153,65 +2179,27 @@ mod tests {
             base: 4.0,
             per_lane: 0.5,
         });
-        let mut a = job(0, c);
-        a.group = Some("bfs@g".into());
-        let mut b = a.clone();
-        b.id = 1;
-        b.name = "j1".into();
-        let d = decide(
-            NOLA,
-            &SchedState {
-                now: 0.0,
-                machine: &m,
-                queue: &[a.clone(), b.clone()],
-                running: &[],
-            },
-        );
+        let (a, b) = (grouped(0, c, "bfs@g"), grouped(1, c, "bfs@g"));
+        let d = decide(NOLA, &at_start(&m, &[a.clone(), b.clone()], &[]));
         assert_eq!(
             launches(&d),
             vec![(vec![0], Some(0), 1), (vec![1], Some(0), 1)],
             "{d:#?}"
         );
         let running = vec![RunningUnit {
-            id: 3,
-            node: Some(0),
-            threads: 2,
             jobs: vec![0],
-            cost: a.cost,
             group: a.group.clone(),
-            remaining_seconds: 1.0,
             resizable: false,
+            ..unit(3, 2, a.cost, 1.0)
         }];
-        let d = decide(
-            NOLA,
-            &SchedState {
-                now: 0.0,
-                machine: &m,
-                queue: &[b.clone()],
-                running: &running,
-            },
-        );
+        let d = decide(NOLA, &at_start(&m, std::slice::from_ref(&b), &running));
         assert!(
             d.iter().all(|x| !matches!(x.action, Action::Join { .. })),
             "{d:#?}"
         );
         // Eight of them queued together do fuse: 4 + 7 × 0.5 < 8.
-        let q: Vec<QueuedJob> = (0..8)
-            .map(|i| QueuedJob {
-                id: i,
-                name: format!("j{i}"),
-                ..a.clone()
-            })
-            .collect();
-        let d = decide(
-            NOLA,
-            &SchedState {
-                now: 0.0,
-                machine: &m,
-                queue: &q,
-                running: &[],
-            },
-        );
+        let q: Vec<QueuedJob> = (0..8).map(|i| grouped(i, c, "bfs@g")).collect();
+        let d = decide(NOLA, &at_start(&m, &q, &[]));
         assert_eq!(launches(&d), vec![((0..8).collect(), Some(0), 2)], "{d:#?}");
     }
 
@@ -2221,17 +2209,7 @@ mod tests {
         // (the larger set wins the tie) until co-running slows them.
         let m = Machine::model(1, 2, 1000.0);
         let mut c = Cost::fit(&[2.0, 1.0], 1e9, 0.0).unwrap();
-        let st = |q: &[QueuedJob]| {
-            decide(
-                RESIZE,
-                &SchedState {
-                    now: 0.0,
-                    machine: &m,
-                    queue: q,
-                    running: &[],
-                },
-            )
-        };
+        let st = |q: &[QueuedJob]| decide(RESIZE, &at_start(&m, q, &[]));
         let q = vec![job(0, c), job(1, c)];
         assert_eq!(launches(&st(&q)).len(), 2);
         c.corun_slowdown = 0.2;

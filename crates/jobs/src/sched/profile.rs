@@ -238,27 +238,40 @@ fn median(xs: &mut [f64]) -> f64 {
     xs[xs.len() / 2]
 }
 
+/// Submits `alg` to `mgr` as a profiling job.
+fn submit(
+    mgr: &JobManager,
+    snap: &Arc<Snapshot>,
+    alg: &Algorithm,
+) -> Result<crate::JobHandle, JobError> {
+    mgr.submit(
+        Arc::clone(snap),
+        JobSpec::new(format!("profile-{}", alg.name()), alg.clone()),
+    )
+}
+
+/// Waits for `h` and returns its status, its result dropped; an error
+/// naming `what` if the job did not finish.
+fn finished(h: &crate::JobHandle, what: &str) -> Result<crate::JobStatus, JobError> {
+    h.wait(None);
+    let st = h.status();
+    if st.state != JobState::Done {
+        return Err(JobError::Failed(format!(
+            "profiling {what} failed: {}",
+            st.error.clone().unwrap_or_default()
+        )));
+    }
+    let _ = h.take_result();
+    Ok(st)
+}
+
 /// Runs `alg` once in `mgr` and returns its status (an error if it failed).
 fn run_one(
     mgr: &JobManager,
     snap: &Arc<Snapshot>,
     alg: &Algorithm,
 ) -> Result<crate::JobStatus, JobError> {
-    let h = mgr.submit(
-        Arc::clone(snap),
-        JobSpec::new(format!("profile-{}", alg.name()), alg.clone()),
-    )?;
-    h.wait(None);
-    let st = h.status();
-    if st.state != JobState::Done {
-        return Err(JobError::Failed(format!(
-            "profiling {} failed: {}",
-            alg.name(),
-            st.error.clone().unwrap_or_default()
-        )));
-    }
-    let _ = h.take_result();
-    Ok(st)
+    finished(&submit(mgr, snap, alg)?, alg.name())
 }
 
 /// Co-run measurement: for each of `specs`, copy 0 runs alone at one
@@ -382,25 +395,10 @@ fn fused(snap: &Arc<Snapshot>, jobs: &[Algorithm], cfg: &ProfileConfig) -> Resul
         let t0 = std::time::Instant::now();
         let hs = jobs
             .iter()
-            .map(|alg| {
-                mgr.submit(
-                    Arc::clone(snap),
-                    JobSpec::new(format!("profile-{}", alg.name()), alg.clone()),
-                )
-            })
+            .map(|alg| submit(&mgr, snap, alg))
             .collect::<Result<Vec<_>, _>>()?;
-        for h in &hs {
-            h.wait(None);
-            let st = h.status();
-            if st.state != JobState::Done {
-                return Err(JobError::Failed(format!(
-                    "profiling {} fused {} failed: {}",
-                    jobs.len(),
-                    st.algorithm,
-                    st.error.unwrap_or_default()
-                )));
-            }
-            let _ = h.take_result();
+        for (h, alg) in hs.iter().zip(jobs) {
+            finished(h, &format!("{} fused {}", jobs.len(), alg.name()))?;
         }
         times.push(t0.elapsed().as_secs_f64());
     }
