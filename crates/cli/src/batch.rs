@@ -22,7 +22,7 @@
 //! ```
 use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plexus_engine::algo::{cdlp, pagerank};
 use plexus_jobs::manager::ManagerStats;
+use plexus_jobs::sched::model::Machine;
 use plexus_jobs::sched::{Cost, Policy, Runner, RunnerConfig};
 use plexus_jobs::{
     Algorithm, Catalog, ExecMode, JobHandle, JobManager, JobSpec, JobState, JobStatus,
@@ -94,6 +95,13 @@ pub struct BatchArgs {
     /// default cost model (docs/scheduler.md).
     #[arg(long)]
     pub no_profile: bool,
+    /// With --scheduler: schedule on this machine model (MACHINE.toml, as
+    /// for `plexus simulate`) instead of the NUMA nodes in /sys, pinning
+    /// each node's units to its `cpus` (default: the CPUs this process may
+    /// use, in order). Splitting one node's CPUs into several "nodes"
+    /// exercises placement and migration on a one-node machine.
+    #[arg(long)]
+    pub machine: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -399,8 +407,8 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     if let Some(policy) = a.scheduler {
         return batch_scheduled(ctx, threads, &a, policy, &planned, &snaps, llc, memory);
     }
-    if a.explain || a.no_profile {
-        bail!("--explain and --no-profile apply with --scheduler");
+    if a.explain || a.no_profile || a.machine.is_some() {
+        bail!("--explain, --no-profile and --machine apply with --scheduler");
     }
     let mgr = JobManager::new(ManagerConfig {
         mode: a.mode,
@@ -551,6 +559,37 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The machine of `batch --machine PATH`: the model, with each node's
+/// CPUs checked against those this process may use (or, when the file
+/// lists none, taken from them in order).
+fn machine_to_run_on(path: &Path) -> anyhow::Result<Machine> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
+    let mut m = crate::simulate::parse_machine(&name, &text)?;
+    let allowed = plexus_jobs::sched::numa::allowed_cpus()
+        .unwrap_or_else(|| (0..plexus_jobs::sched::numa::process_cpu_count()).collect());
+    if m.cpus.is_empty() {
+        let need = m.nodes * m.cores_per_node;
+        if allowed.len() < need {
+            bail!(
+                "{name}: {} nodes × {} cores need {need} CPUs, this process may use {} ({:?})",
+                m.nodes,
+                m.cores_per_node,
+                allowed.len(),
+                allowed
+            );
+        }
+        m.cpus = allowed
+            .chunks(m.cores_per_node)
+            .take(m.nodes)
+            .map(<[usize]>::to_vec)
+            .collect();
+    } else if let Some(c) = m.cpus.iter().flatten().find(|c| !allowed.contains(c)) {
+        bail!("{name}: CPU {c} in cpus is not one this process may use ({allowed:?})");
+    }
+    Ok(m)
+}
+
 /// `batch --scheduler`: the stream runs through a [`Runner`] under `policy`;
 /// jobs arrive at their `at`, the policy decides at every arrival and every
 /// unit's end. Latency is the response time (arrival to end) and QoS is it
@@ -584,7 +623,10 @@ fn batch_scheduled(
             )
         })
         .collect();
-    let machine = crate::profile::this_machine(ctx, threads);
+    let machine = match &a.machine {
+        Some(path) => machine_to_run_on(path)?,
+        None => crate::profile::this_machine(ctx, threads),
+    };
     let solo: Vec<f64> = costs
         .iter()
         .map(|c| c.seconds(machine.cores() as f64))
@@ -715,6 +757,8 @@ fn batch_scheduled(
         "memory_model_bytes": stats.topology_bytes + stats.peak_job_state_bytes,
         "threads": machine.cores(),
         "units": rs.units,
+        "resizes": rs.resizes,
+        "pools_rebuilt": rs.pools_rebuilt,
         "passes": stats.passes,
         "llc": stats.llc,
     });

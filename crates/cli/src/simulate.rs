@@ -13,6 +13,7 @@
 //! remote_factor = 1.5            # optional (default 1.5)
 //! oversubscription_penalty = 0.05 # optional (default: calibrated value)
 //! resize_seconds = 0.001         # optional: stall of a resized unit (default 1 ms)
+//! cpus = [[0, 1], [2, 3]]        # optional: CPU ids per node (`plexus batch --machine`)
 //! description = "..."            # optional
 //! ```
 use std::collections::HashMap;
@@ -68,6 +69,9 @@ struct MachineEntry {
     remote_factor: Option<f64>,
     oversubscription_penalty: Option<f64>,
     resize_seconds: Option<f64>,
+    /// The CPU ids of each node (for `plexus batch --machine`, which pins
+    /// units to them); the simulator ignores them.
+    cpus: Option<Vec<Vec<usize>>>,
     #[allow(dead_code)]
     description: Option<String>,
 }
@@ -124,6 +128,29 @@ pub fn parse_machine(path: &str, text: &str) -> anyhow::Result<Machine> {
             )));
         }
         m.resize_seconds = r;
+    }
+    if let Some(cpus) = &e.cpus {
+        if cpus.len() != e.nodes {
+            return Err(fail(format!(
+                "cpus must list one CPU list per node ({} nodes), got {}",
+                e.nodes,
+                cpus.len()
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (n, list) in cpus.iter().enumerate() {
+            if list.len() != e.cores_per_node {
+                return Err(fail(format!(
+                    "cpus of node {n} must list cores_per_node = {} CPUs, got {}",
+                    e.cores_per_node,
+                    list.len()
+                )));
+            }
+            if let Some(c) = list.iter().find(|&&c| !seen.insert(c)) {
+                return Err(fail(format!("CPU {c} is listed twice in cpus")));
+            }
+        }
+        m.cpus = cpus.clone();
     }
     Ok(m)
 }

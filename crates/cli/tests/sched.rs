@@ -311,3 +311,66 @@ fn simulate_reports_every_policy_and_bad_machine_files_exit_2() {
     env.fails(&["profile", "nope"], "nope");
     env.fails(&["batch", &jobs, "--scheduler", "lottery"], "lottery");
 }
+
+/// `batch --scheduler congra --machine` on this machine's CPUs split into
+/// two one-CPU "nodes" (skipped with fewer than two CPUs): the results are
+/// sequential mode's, the machine in the report is the file's; bad files
+/// and CPUs this process may not use exit 2 naming the file.
+#[test]
+fn batch_on_a_machine_file_places_units_on_its_nodes() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("skipped: fewer than two CPUs to split into nodes");
+        return;
+    }
+    let env = Env::new();
+    env.ok(&["profile", "k", "--runs", "1"]);
+    let jobs = mix(&env, "6");
+    let seq: Value =
+        serde_json::from_str(&env.ok(&["batch", &jobs, "--mode", "sequential", "--json"]))
+            .expect("json");
+    let m = env.write(
+        "split.toml",
+        "[machine]\nnodes = 2\ncores_per_node = 1\nbandwidth_gbs_per_node = 10\nremote_factor = 1.0\n",
+    );
+    let r: Value = serde_json::from_str(&env.ok(&[
+        "batch",
+        &jobs,
+        "--scheduler",
+        "congra",
+        "--machine",
+        &m,
+        "--json",
+        "--explain",
+    ]))
+    .expect("json");
+    assert_eq!(r["jobs_done"], 6);
+    assert_eq!(r["machine"]["nodes"], 2);
+    assert_eq!(r["machine"]["cpus"].as_array().map(Vec::len), Some(2));
+    assert!(r["resizes"].is_number() && r["pools_rebuilt"].is_number());
+    assert_eq!(summaries(&r), summaries(&seq));
+    let placed = r["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .filter_map(|d| d["reason"].as_str())
+        .any(|s| s.contains("on node 1"));
+    assert!(placed, "no unit on the second node: {}", r["decisions"]);
+    let bad = env.write(
+        "bad.toml",
+        "[machine]\nnodes = 2\ncores_per_node = 1\nbandwidth_gbs_per_node = 10\ncpus = [[0]]\n",
+    );
+    env.fails(
+        &["batch", &jobs, "--scheduler", "congra", "--machine", &bad],
+        "bad.toml:1: cpus must list one CPU list per node",
+    );
+    let far = env.write(
+        "far.toml",
+        "[machine]\nnodes = 1\ncores_per_node = 1\nbandwidth_gbs_per_node = 10\ncpus = [[999]]\n",
+    );
+    env.fails(
+        &["batch", &jobs, "--scheduler", "congra", "--machine", &far],
+        "CPU 999",
+    );
+    env.fails(&["batch", &jobs, "--machine", &m], "apply with --scheduler");
+}

@@ -241,6 +241,15 @@ impl JobManager {
         *lock(&self.inner.resize) = Some((threads, cpus));
     }
 
+    /// The CPUs each worker of the manager's pool may run on now
+    /// ([`crate::sched::numa::thread_cpus`], asked of every worker; `None`
+    /// where unknown): where a [`JobManager::set_threads`] placed the pool
+    /// once a superstep boundary applied it.
+    pub fn worker_cpus(&self) -> Vec<Option<Vec<usize>>> {
+        let pool = Arc::clone(&lock(&self.inner.pool));
+        pool.broadcast(|_| crate::sched::numa::thread_cpus())
+    }
+
     /// Pools built by [`JobManager::set_threads`] so far.
     pub fn resizes(&self) -> u64 {
         self.inner.resizes.load(Ordering::Relaxed)

@@ -59,6 +59,16 @@ pub fn allowed_cpus() -> Option<Vec<usize>> {
     parse_cpulist(list.trim()).filter(|c| !c.is_empty())
 }
 
+/// The CPUs the calling thread may run on (`Cpus_allowed_list` of
+/// `/proc/thread-self/status`), ascending; `None` when unknown.
+pub fn thread_cpus() -> Option<Vec<usize>> {
+    let status = std::fs::read_to_string("/proc/thread-self/status").ok()?;
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+    parse_cpulist(list.trim()).filter(|c| !c.is_empty())
+}
+
 /// The CPU worker `index` of a pool of `threads` workers is pinned to, or
 /// `None` to leave it unpinned: a pool with exactly one worker per CPU in
 /// `allowed` (and more than one) pins worker `i` to the `i`-th of them.

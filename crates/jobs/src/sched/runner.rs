@@ -49,8 +49,12 @@ pub struct RunnerStats {
     pub peak_unit_state_bytes: u64,
     /// Units launched.
     pub units: u64,
-    /// Resizes asked of running units.
+    /// Resizes and moves asked of running units.
     pub resizes: u64,
+    /// Pools their managers rebuilt for those requests at a superstep
+    /// boundary (a request that arrived after a unit's last boundary, or
+    /// replaced by a later one, builds none).
+    pub pools_rebuilt: u64,
 }
 
 struct Entry {
@@ -194,6 +198,7 @@ impl Runner {
             let s = u.mgr.stats();
             self.stats.topology_bytes_read += s.topology_bytes_read;
             self.stats.passes += s.passes;
+            self.stats.pools_rebuilt += u.mgr.resizes();
             self.stats.peak_unit_state_bytes =
                 self.stats.peak_unit_state_bytes.max(s.peak_job_state_bytes);
             u.mgr.shutdown();
@@ -549,6 +554,139 @@ mod tests {
             "pool of 2 threads started in {:.3} ms",
             t0.elapsed().as_secs_f64() * 100.0
         );
+    }
+
+    /// This machine's CPUs split into two one-CPU "nodes", or `None` (with
+    /// a note) when the process may use fewer than two CPUs.
+    fn split_machine() -> Option<Machine> {
+        let cpus = super::super::numa::allowed_cpus().unwrap_or_default();
+        if cpus.len() < 2 {
+            eprintln!("skipped: fewer than two CPUs to split into nodes");
+            return None;
+        }
+        let mut m = Machine::model(2, 1, 10.0);
+        m.cpus = vec![vec![cpus[0]], vec![cpus[1]]];
+        m.remote_factor = 1.0;
+        Some(m)
+    }
+
+    #[test]
+    fn a_pool_moved_to_other_cpus_runs_there_after_the_next_boundary() {
+        let Some(m) = split_machine() else { return };
+        let edges: Vec<(u32, u32)> = (0..500u32).map(|i| (i, (i * 7 + 3) % 500)).collect();
+        let g = Graph::from_edges(500, &edges, &BuildOptions::directed()).unwrap();
+        let snap = Catalog::new().publish("g", g);
+        let mgr = JobManager::new(ManagerConfig {
+            mode: ExecMode::Shared,
+            threads: 1,
+            llc_bytes: Some(64 << 10),
+            cpus: Some(m.cpus[0].clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(mgr.worker_cpus(), vec![Some(m.cpus[0].clone())]);
+        let mut spec = JobSpec::new("pr", Algorithm::pagerank(0.85));
+        let h = mgr.submit(Arc::clone(&snap), spec.clone()).unwrap();
+        h.wait(None);
+        let want = h.take_result().unwrap().values().clone();
+        // Moved to the other node with both CPUs' worth of threads there:
+        // the next job's supersteps run on the new pool.
+        mgr.set_threads(1, Some(m.cpus[1].clone()));
+        spec.name = "pr-2".into();
+        let h = mgr.submit(Arc::clone(&snap), spec).unwrap();
+        h.wait(None);
+        assert_eq!(h.take_result().unwrap().values(), &want);
+        assert_eq!(mgr.resizes(), 1);
+        assert_eq!(mgr.worker_cpus(), vec![Some(m.cpus[1].clone())]);
+        mgr.shutdown();
+    }
+
+    /// On two one-CPU nodes, congra places a long PageRank and a short BFS
+    /// on one node each; when the BFS ends, nothing waits and one unit is
+    /// left, so the long unit spreads over both nodes (a `Move`, applied by
+    /// its manager at the next superstep boundary); results equal fifo's.
+    #[test]
+    fn a_runner_on_two_nodes_moves_a_running_unit_and_keeps_its_results() {
+        let Some(m) = split_machine() else { return };
+        let edges: Vec<(u32, u32)> = (0..20_000u32)
+            .flat_map(|i| [(i, (i * 13 + 5) % 20_000), (i, (i * 7 + 1) % 20_000)])
+            .collect();
+        let g = Graph::from_edges(20_000, &edges, &BuildOptions::directed()).unwrap();
+        let snap = Catalog::new().publish("g", g);
+        let long = Algorithm::PageRank {
+            damping: 0.85,
+            iterations: Some(400),
+            tolerance: 0.0,
+            max_iterations: 400,
+            personalization: None,
+        };
+        let specs = [
+            JobSpec::new("pr", long),
+            JobSpec::new("bfs", Algorithm::Bfs { source: "3".into() }),
+        ];
+        // The PageRank is profiled long (10 s alone on one thread), the
+        // BFS short; both scale with threads.
+        let costs = [
+            Cost::fit(&[10.0, 5.0], 1e6, 1e5).unwrap(),
+            Cost::fit(&[0.01, 0.005], 1e6, 1e5).unwrap(),
+        ];
+        let run = |policy: Policy, machine: Machine| {
+            let mut r = Runner::new(RunnerConfig {
+                policy,
+                machine,
+                llc_bytes: Some(64 << 10),
+                memory_limit_bytes: None,
+                fuse_sssp: false,
+                pin: true,
+            });
+            for (s, c) in specs.iter().zip(costs) {
+                r.arrive(Arc::clone(&snap), s.clone(), c, 0.0);
+            }
+            while !r.idle() {
+                r.tick().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            let vals: Vec<Values> = (0..2)
+                .map(|i| r.handle(i).unwrap().take_result().unwrap().values().clone())
+                .collect();
+            (vals, r.decisions().to_vec(), r.stats())
+        };
+        let (want, _, _) = run(Policy::Fifo, m.clone());
+        let (got, d, stats) = run(Policy::CONGRA, m);
+        // PageRank bit for bit; BFS depths (any parent of the level above
+        // is a valid one, and the shared scan may pick another).
+        assert!(got[0] == want[0], "PageRank differs");
+        let depth = |v: &Values| match v {
+            Values::Bfs { depth, .. } => depth.clone(),
+            _ => panic!("not a BFS"),
+        };
+        assert!(depth(&got[1]) == depth(&want[1]), "BFS depths differ");
+        let launches: Vec<_> = d
+            .iter()
+            .filter_map(|x| match &x.action {
+                Action::Launch { node, threads, .. } => Some((*node, *threads)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(launches.len(), 2, "{d:#?}");
+        assert!(
+            launches.iter().all(|&(n, t)| n.is_some() && t == 1),
+            "{d:#?}"
+        );
+        assert_ne!(launches[0].0, launches[1].0, "one unit per node: {d:#?}");
+        let spread = d.iter().any(|x| {
+            matches!(
+                x.action,
+                Action::Move {
+                    node: None,
+                    threads: 2,
+                    ..
+                }
+            )
+        });
+        assert!(spread, "no tail spread: {d:#?}");
+        assert!(stats.resizes >= 1);
+        assert!(stats.pools_rebuilt >= 1, "{stats:?}");
     }
 
     #[test]
