@@ -8,6 +8,7 @@
 #
 #   bench/jobs.sh GRAPH [--jobs "1 4 8 16 32"] [--seed S] [--algos LIST]
 #                       [--poisson LAMBDA] [--llc SIZE] [--threads T] [--data-dir DIR]
+#                       [--pr-precision double|single]
 #
 # GRAPH is a stored graph (`plexus generate kron --scale 22 --weighted --name
 # kron22`, or `plexus import ../shared/data/cnr-2000.el.gz --name cnr-2000`).
@@ -22,6 +23,7 @@ algos=""
 poisson=""
 llc=""
 threads=2
+precision=""
 data=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -31,8 +33,9 @@ while [ $# -gt 0 ]; do
         --poisson) poisson="$2"; shift 2 ;;
         --llc) llc="$2"; shift 2 ;;
         --threads) threads="$2"; shift 2 ;;
+        --pr-precision) precision="$2"; shift 2 ;;
         --data-dir) data=(--data-dir "$2"); shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) graph="$1"; shift ;;
     esac
@@ -51,6 +54,7 @@ mkdir -p "$out"
 mix_args=(--graph "$graph" --seed "$seed")
 [ -n "$algos" ] && mix_args+=(--algos "$algos")
 [ -n "$poisson" ] && mix_args+=(--poisson "$poisson")
+[ -n "$precision" ] && mix_args+=(--pr-precision "$precision")
 batch_args=(--json --quiet --threads "$threads")
 [ -n "$llc" ] && batch_args+=(--llc "$llc")
 

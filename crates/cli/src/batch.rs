@@ -13,6 +13,7 @@
 //! algorithm = "pagerank"      # bfs, sssp, pagerank, ppr, wcc, cdlp
 //! damping = 0.63
 //! iterations = 20
+//! precision = "single"        # optional: f32 contributions (default double)
 //! at = 0.5                    # submitted 0.5 s after the start (default 0)
 //!
 //! [[job]]
@@ -140,6 +141,7 @@ struct JobEntry {
     tolerance: Option<f64>,
     max_iterations: Option<usize>,
     personalization: Option<Vec<IdValue>>,
+    precision: Option<String>,
     delta: Option<f64>,
     deadline_seconds: Option<f64>,
     at: Option<f64>,
@@ -188,6 +190,7 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
                 "tolerance",
                 "max_iterations",
                 "personalization",
+                "precision",
             ],
             "ppr" => &[
                 "source",
@@ -196,6 +199,7 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
                 "tolerance",
                 "max_iterations",
                 "personalization",
+                "precision",
             ],
             "wcc" => &[],
             "cdlp" => &["iterations"],
@@ -212,6 +216,7 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
             ("tolerance", e.tolerance.is_some()),
             ("max_iterations", e.max_iterations.is_some()),
             ("personalization", e.personalization.is_some()),
+            ("precision", e.precision.is_some()),
             ("delta", e.delta.is_some()),
         ];
         if let Some((field, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
@@ -223,12 +228,17 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
                 .map(IdValue::text)
                 .ok_or_else(|| fail(format!("{alg} needs a source vertex (`source = ...`)")))
         };
+        let precision = match &e.precision {
+            None => pagerank::Precision::Double,
+            Some(p) => p.parse::<pagerank::Precision>().map_err(fail)?,
+        };
         let pr = |personalization: Option<Vec<String>>| Algorithm::PageRank {
             damping: e.damping.unwrap_or(pagerank::DEFAULT_DAMPING),
             iterations: e.iterations,
             tolerance: e.tolerance.unwrap_or(pagerank::DEFAULT_TOLERANCE),
             max_iterations: e.max_iterations.unwrap_or(pagerank::DEFAULT_MAX_ITERATIONS),
             personalization,
+            precision,
         };
         let listed = e
             .personalization
@@ -962,5 +972,23 @@ mod tests {
         let text = "[[job]]\nalgorithm = \"bfs\"\nsource = 1\ndamping = 0.5\n";
         let e = parse_jobs("J.toml", text).err().unwrap().to_string();
         assert!(e.contains("no graph"), "{e}");
+    }
+
+    #[test]
+    fn pagerank_precision_parses_and_is_checked() {
+        let text = "graph = \"g\"\n[[job]]\nalgorithm = \"pagerank\"\nprecision = \"single\"\n[[job]]\nalgorithm = \"pr\"\n";
+        let jobs = parse_jobs("J.toml", text).unwrap();
+        let precision = |i: usize| match &jobs[i].spec.algorithm {
+            Algorithm::PageRank { precision, .. } => *precision,
+            a => panic!("{a:?}"),
+        };
+        assert_eq!(precision(0), pagerank::Precision::Single);
+        assert_eq!(precision(1), pagerank::Precision::Double);
+        let text = "graph = \"g\"\n[[job]]\nalgorithm = \"pagerank\"\nprecision = \"half\"\n";
+        let e = parse_jobs("J.toml", text).err().unwrap().to_string();
+        assert!(e.starts_with("J.toml:2:") && e.contains("precision"), "{e}");
+        let text = "graph = \"g\"\n[[job]]\nalgorithm = \"wcc\"\nprecision = \"single\"\n";
+        let e = parse_jobs("J.toml", text).err().unwrap().to_string();
+        assert!(e.contains("'precision' does not apply to wcc"), "{e}");
     }
 }

@@ -37,6 +37,10 @@ pub struct MixArgs {
     /// PageRank iterations (fixed count).
     #[arg(long, default_value_t = DEFAULT_PR_ITERATIONS)]
     pub pr_iterations: usize,
+    /// PageRank contribution storage: double (default, not written) or
+    /// single (f32, written as `precision = "single"`).
+    #[arg(long, default_value = "double", value_parser = ["double", "single"])]
+    pub pr_precision: String,
     /// CDLP iterations.
     #[arg(long, default_value_t = 10)]
     pub cdlp_iterations: usize,
@@ -130,6 +134,9 @@ pub fn mix(ctx: &Ctx, a: MixArgs) -> anyhow::Result<()> {
                     "damping = {d}\niterations = {}\n",
                     a.pr_iterations
                 ));
+                if a.pr_precision == "single" {
+                    out.push_str("precision = \"single\"\n");
+                }
             }
             "bfs" | "sssp" => {
                 out.push_str(&format!("source = {}\n", toml_str(&root(&mut rng))));

@@ -31,6 +31,10 @@ pub enum Algorithm {
         max_iterations: usize,
         /// Teleport sources (external ids), or `None` for uniform.
         personalization: Option<Vec<String>>,
+        /// Storage of contributions (f64 by default; f32 as `plexus run
+        /// pagerank --precision single`). Fused lanes store the rows in the
+        /// same type, so a lane's ranks stay the engine's bit for bit.
+        precision: pagerank::Precision,
     },
     /// Weakly connected components (labels: smallest internal id).
     Wcc,
@@ -47,6 +51,7 @@ impl Algorithm {
             tolerance: pagerank::DEFAULT_TOLERANCE,
             max_iterations: pagerank::DEFAULT_MAX_ITERATIONS,
             personalization: None,
+            precision: pagerank::Precision::Double,
         }
     }
 
@@ -148,6 +153,7 @@ pub(crate) fn resolve(g: &Graph, alg: &Algorithm) -> Result<Resolved, JobError> 
             tolerance,
             max_iterations,
             personalization,
+            precision,
         } => {
             if !(0.0..1.0).contains(damping) {
                 return Err(JobError::InvalidJob(format!(
@@ -178,6 +184,7 @@ pub(crate) fn resolve(g: &Graph, alg: &Algorithm) -> Result<Resolved, JobError> 
                 tolerance: *tolerance,
                 max_iterations: *max_iterations,
                 personalization,
+                precision: *precision,
                 ..Default::default()
             })
         }
@@ -214,8 +221,11 @@ pub(crate) fn state_bytes(g: &Graph, r: &Resolved) -> u64 {
         // parent + depth (u32 each), frontier (dense bitmap or id list).
         Resolved::Bfs { .. } => 8 * n + 4 * n,
         Resolved::Sssp { .. } => sssp_state_bytes(n),
-        // rank, contrib, next (f64 each).
-        Resolved::PageRank(_) => 24 * n + bitmap,
+        // rank and next (f64), contributions (f64, or f32 for Single).
+        Resolved::PageRank(cfg) => match cfg.precision {
+            pagerank::Precision::Double => 24 * n + bitmap,
+            pagerank::Precision::Single => 20 * n + bitmap,
+        },
         // union-find parents and labels.
         Resolved::Wcc => 8 * n,
         // label, next, plus per-thread buffers.

@@ -94,6 +94,7 @@ fn check(g: &Graph, alg: &Algorithm, values: &Values) {
                 tolerance,
                 max_iterations,
                 personalization,
+                precision,
             },
             Values::PageRank {
                 rank,
@@ -109,6 +110,7 @@ fn check(g: &Graph, alg: &Algorithm, values: &Values) {
                 personalization: personalization
                     .as_ref()
                     .map(|p| p.iter().map(|s| ext(s)).collect()),
+                precision: *precision,
                 ..Default::default()
             };
             let want = pagerank::run(g, &cfg).unwrap();
@@ -158,13 +160,27 @@ fn algorithm(kind: u8, root: u32, damping: u8, n: usize) -> Algorithm {
             source,
             delta: None,
         },
-        2 => Algorithm::pagerank(0.1 + f64::from(damping % 76) / 100.0),
+        // Odd dampings store f32 contributions: their lanes form a group
+        // of their own, bit-identical to the engine's Single precision.
+        2 => Algorithm::PageRank {
+            damping: 0.1 + f64::from(damping % 76) / 100.0,
+            iterations: None,
+            tolerance: pagerank::DEFAULT_TOLERANCE,
+            max_iterations: pagerank::DEFAULT_MAX_ITERATIONS,
+            personalization: None,
+            precision: if damping % 2 == 1 {
+                pagerank::Precision::Single
+            } else {
+                pagerank::Precision::Double
+            },
+        },
         3 => Algorithm::PageRank {
             damping: 0.85,
             iterations: Some(1 + damping as usize % 7),
             tolerance: 1e-6,
             max_iterations: 100,
             personalization: Some(vec![source]),
+            precision: pagerank::Precision::Double,
         },
         4 => Algorithm::Wcc,
         _ => Algorithm::Cdlp {
@@ -329,6 +345,7 @@ fn cancelling_a_running_job_releases_it_and_leaves_the_others_alone() {
         tolerance: 0.0,
         max_iterations: 100_000,
         personalization: None,
+        precision: pagerank::Precision::Double,
     };
     let victim = mgr
         .submit(Arc::clone(&snap), JobSpec::new("long", long))
@@ -424,6 +441,7 @@ fn jobs_submitted_under_an_admission_hold_start_together() {
         tolerance: 0.0,
         max_iterations: 20,
         personalization: None,
+        precision: pagerank::Precision::Double,
     };
     let hs: Vec<JobHandle> = {
         let _hold = mgr.hold_admission();
@@ -508,6 +526,7 @@ fn a_deadline_stops_a_job_with_a_clear_error() {
                 tolerance: 0.0,
                 max_iterations: 1,
                 personalization: None,
+                precision: pagerank::Precision::Double,
             },
         );
         spec.deadline = Some(Duration::from_millis(30));
@@ -654,6 +673,7 @@ fn the_state_peak_counts_results_made_while_their_group_still_holds_its_rows() {
             tolerance: pagerank::DEFAULT_TOLERANCE,
             max_iterations: 100,
             personalization: None,
+            precision: pagerank::Precision::Double,
         })
         .collect();
     let hs: Vec<JobHandle> = {
@@ -677,4 +697,62 @@ fn the_state_peak_counts_results_made_while_their_group_still_holds_its_rows() {
     for (h, a) in hs.iter().zip(&algs) {
         check(snap.graph(), a, h.take_result().unwrap().values());
     }
+}
+
+/// PageRank jobs of the two precisions in one shared batch: each precision
+/// forms its own lanes (f32 rows for Single), both scanned in the same 20
+/// passes, and every job's ranks equal the engine's run alone in its
+/// precision bit for bit.
+#[test]
+fn pagerank_precisions_fuse_apart_and_match_the_engine_bit_for_bit() {
+    let snap = Catalog::new().publish("m", medium_graph(true));
+    let mgr = manager(ExecMode::Shared);
+    let pr = |i: u32| Algorithm::PageRank {
+        damping: 0.4 + 0.05 * f64::from(i),
+        iterations: Some(20),
+        tolerance: 0.0,
+        max_iterations: 20,
+        personalization: None,
+        precision: if i % 2 == 1 {
+            pagerank::Precision::Single
+        } else {
+            pagerank::Precision::Double
+        },
+    };
+    let hs: Vec<JobHandle> = {
+        let _hold = mgr.hold_admission();
+        (0..10)
+            .map(|i| {
+                mgr.submit(Arc::clone(&snap), JobSpec::new(format!("pr{i}"), pr(i)))
+                    .unwrap()
+            })
+            .collect()
+    };
+    mgr.wait_all();
+    assert_eq!(mgr.stats().passes, 20);
+    for (i, h) in (0u32..).zip(&hs) {
+        check(snap.graph(), &pr(i), h.take_result().unwrap().values());
+    }
+    // The two precisions' ranks differ (f32 rounding), so neither group
+    // stood in for the other.
+    let single = pagerank::run(
+        snap.graph(),
+        &pagerank::Config {
+            damping: 0.45,
+            iterations: Some(20),
+            precision: pagerank::Precision::Single,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let double = pagerank::run(
+        snap.graph(),
+        &pagerank::Config {
+            damping: 0.45,
+            iterations: Some(20),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_ne!(single.rank, double.rank);
 }

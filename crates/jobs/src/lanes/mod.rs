@@ -52,7 +52,7 @@ pub(crate) fn new_task(
         }
         Resolved::Sssp { .. } => Box::new(sssp::SsspLanes::new(n)),
         Resolved::Bfs { .. } => Box::new(msbfs::MsBfs::new(n)),
-        Resolved::PageRank(_) => Box::new(pagerank::PageRankLanes::new(n)),
+        Resolved::PageRank(cfg) => Box::new(pagerank::PageRankLanes::new(n, cfg.precision)),
         Resolved::Wcc => Box::new(whole::WccGroup::new(n)),
         Resolved::Cdlp { .. } => Box::new(cdlp::CdlpGroup::new(g)),
     };

@@ -372,6 +372,7 @@ fn fusion_specs(g: &Graph, name: &str, k: usize) -> Vec<Algorithm> {
                 tolerance: 0.0,
                 max_iterations: PROFILE_PR_ITERATIONS,
                 personalization: None,
+                precision: Default::default(),
             },
             "cdlp" => Algorithm::Cdlp {
                 iterations: PROFILE_CDLP_ITERATIONS,
@@ -446,6 +447,7 @@ pub fn profile_graph(
                         tolerance: 0.0,
                         max_iterations: PROFILE_PR_ITERATIONS,
                         personalization: None,
+                        precision: Default::default(),
                     };
                     (
                         vec![a; runs],
@@ -718,6 +720,7 @@ mod tests {
             tolerance: 0.0,
             max_iterations: 40,
             personalization: None,
+            precision: Default::default(),
         });
         let base = p.cost_of(&Algorithm::pagerank(0.85)).unwrap();
         assert!((c.unwrap().bytes() - 2.0 * base.bytes()).abs() < 1e-6 * base.bytes());
