@@ -92,9 +92,11 @@ fn profile_writes_a_versioned_file_and_reuses_it() {
     let v: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v["format_version"], 2);
     assert!(v["graph_version"].as_str().is_some_and(|s| !s.is_empty()));
+    // Hardware cache-miss counts where perf_event_open has them, else the
+    // executor's estimate with the reason (this KVM guest has none).
     assert!(v["counter_source"]
         .as_str()
-        .is_some_and(|s| s.starts_with("estimate")));
+        .is_some_and(|s| s.starts_with("estimate") || s.starts_with("perf_event_open")));
     for alg in ["bfs", "sssp", "pagerank", "wcc", "cdlp"] {
         let secs = v["algorithms"][alg]["seconds"].as_array().expect(alg);
         assert_eq!(secs.len(), 2, "{alg}");

@@ -8,6 +8,7 @@
 //!   the policies `fifo`, `all`, `congra` (look-ahead on) and `congra-nola`.
 //! * [`profile`]: `profile.json` beside a stored graph (versioned, checked
 //!   against the graph file) and the profiler that writes it.
+//! * [`counters`]: hardware event counts (`perf_event_open`) for profiles.
 //! * [`numa`]: NUMA nodes from sysfs and thread pinning (`sched_setaffinity`).
 //! * [`sim`]: the discrete-event simulator (fluid progress, bandwidth
 //!   roofline, time-shared cores) that replays a job stream through a policy.
@@ -16,6 +17,7 @@
 //!
 //! The model, its equations and every constant are written out in
 //! `docs/scheduler.md`.
+pub mod counters;
 pub mod model;
 pub mod numa;
 pub mod policy;

@@ -8,9 +8,13 @@
 //! the job manager (sequential mode, one pool of `t` threads) at
 //! `t = 1..=max_threads`; the median of `runs` runs is kept.
 //!
-//! Bytes are counted, not measured by hardware counters (this machine has
-//! none; `counter_source` says so): topology bytes read by the executor plus
-//! the job's state bytes ([`crate::spec`]'s estimate) × supersteps.
+//! Bytes per run: where `perf_event_open` can count last-level cache misses
+//! on every CPU of the process ([`super::counters`]), the misses during the
+//! one-thread runs × 64 bytes; otherwise (this KVM guest has no such event)
+//! the bytes the executor counts: topology bytes read plus the job's state
+//! bytes ([`crate::spec`]'s estimate) × supersteps. `counter_source` says
+//! which, and why the counter was not used. Measured bytes are split into
+//! topology and state in the counted proportion.
 //!
 //! A job's cost is looked up by algorithm; PageRank with a fixed iteration
 //! count and CDLP are scaled by `iterations / profiled iterations`;
@@ -50,6 +54,9 @@ pub const PROFILE_CDLP_ITERATIONS: usize = 10;
 pub const PROFILE_ALGORITHMS: [&str; 5] = ["bfs", "sssp", "pagerank", "wcc", "cdlp"];
 /// What `counter_source` says when bytes are counted by the executor.
 pub const COUNTER_SOURCE_ESTIMATE: &str = "estimate: bytes counted by the executor";
+/// What `counter_source` says when bytes are hardware counts.
+pub const COUNTER_SOURCE_HARDWARE: &str =
+    "perf_event_open: last-level cache misses × 64 bytes on every CPU of the process";
 
 /// One algorithm's profile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,6 +94,11 @@ pub struct AlgoProfile {
     /// `seconds[last]` ([`LaneCost`]).
     #[serde(default)]
     pub lanes: Option<LaneCost>,
+    /// Bytes per run from the hardware counter (LLC misses × 64 during the
+    /// one-thread runs, per run), when it could be read; `topology_bytes`
+    /// and `state_bytes` then sum to it.
+    #[serde(default)]
+    pub measured_bytes: Option<f64>,
     /// Whether the counted bytes were scaled down to `bandwidth limit ×
     /// fastest time`: the state estimate counts whole per-vertex arrays per
     /// superstep, which a BFS reaching a handful of vertices never touches
@@ -416,6 +428,10 @@ pub fn profile_graph(
     let g = snap.graph();
     let runs = cfg.runs.max(1);
     let mut algorithms = BTreeMap::new();
+    let cpus = super::numa::allowed_cpus()
+        .unwrap_or_else(|| (0..super::numa::process_cpu_count()).collect());
+    // Why the hardware counter was not used (the first failure), if it was not.
+    let mut counter_error: Option<String> = None;
     for name in &cfg.algorithms {
         let (specs, representative, iterations): (Vec<Algorithm>, String, Option<usize>) =
             match name.as_str() {
@@ -477,7 +493,21 @@ pub fn profile_graph(
         let mut topo = Vec::new();
         let mut state = Vec::new();
         let mut steps = Vec::new();
+        let mut measured: Option<f64> = None;
         for t in 1..=cfg.max_threads.max(1) {
+            let counter = if t == 1 && counter_error.is_none() {
+                match super::counters::Counter::on_cpus(super::counters::Event::CacheMisses, &cpus)
+                {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        counter_error = Some(format!("cache-miss counter unavailable: {e}"));
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            let start = counter.as_ref().map(super::counters::Counter::read);
             let mgr = JobManager::new(ManagerConfig {
                 mode: ExecMode::Sequential,
                 threads: t,
@@ -495,6 +525,15 @@ pub fn profile_graph(
                     topo.push(read as f64);
                     state.push(sb as f64 * st.superstep as f64);
                     steps.push(st.superstep as f64);
+                }
+            }
+            if let (Some(c), Some(Ok(start))) = (&counter, start) {
+                match c.read() {
+                    Ok(end) => {
+                        measured =
+                            Some(end.saturating_sub(start) as f64 * 64.0 / specs.len() as f64)
+                    }
+                    Err(e) => counter_error = Some(format!("cache-miss counter unreadable: {e}")),
                 }
             }
             let m = median(&mut times);
@@ -532,6 +571,21 @@ pub fn profile_graph(
         });
         let mut topology_bytes = median(&mut topo);
         let mut state_bytes_run = median(&mut state);
+        if let Some(hw) = measured.filter(|b| *b > 0.0) {
+            let counted = topology_bytes + state_bytes_run;
+            let k = if counted > 0.0 { hw / counted } else { 0.0 };
+            progress(&format!(
+                "{name}: {:.1} MB per run by the cache-miss counter ({:.1} MB counted)",
+                hw / 1e6,
+                counted / 1e6
+            ));
+            if k > 0.0 {
+                topology_bytes *= k;
+                state_bytes_run *= k;
+            } else {
+                topology_bytes = hw;
+            }
+        }
         let fastest = seconds.iter().copied().fold(f64::INFINITY, f64::min);
         let cap = cfg
             .bandwidth_limit_gbs
@@ -569,17 +623,25 @@ pub fn profile_graph(
                 corun_slowdown,
                 fused_seconds,
                 lanes,
+                measured_bytes: measured,
                 bytes_capped,
             },
         );
     }
+    let hardware = algorithms.values().any(|a| a.measured_bytes.is_some());
+    let counter_source = match (&counter_error, hardware) {
+        (None, true) => COUNTER_SOURCE_HARDWARE.to_string(),
+        (Some(e), true) => format!("{COUNTER_SOURCE_HARDWARE} (some runs: {e})"),
+        (Some(e), false) => format!("{COUNTER_SOURCE_ESTIMATE} ({e})"),
+        (None, false) => COUNTER_SOURCE_ESTIMATE.to_string(),
+    };
     Ok(GraphProfile {
         format_version: PROFILE_FORMAT_VERSION,
         graph: snap.name().to_string(),
         graph_version: graph_version.to_string(),
         max_threads: cfg.max_threads.max(1),
         runs,
-        counter_source: COUNTER_SOURCE_ESTIMATE.into(),
+        counter_source,
         created_unix: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -758,6 +820,7 @@ mod tests {
                 corun_slowdown: 0.0,
                 fused_seconds: None,
                 lanes: None,
+                measured_bytes: None,
                 bytes_capped: false,
             },
         );
