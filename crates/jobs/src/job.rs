@@ -244,6 +244,19 @@ impl JobShared {
         }
     }
 
+    /// For a job run by one whole-graph kernel call (BFS, SSSP): panics when
+    /// any fault is injected, before the kernel starts. The kernel runs all
+    /// its supersteps inside the call, some in teams that wait for each
+    /// other, so a panic at a later superstep could leave a team waiting.
+    pub(crate) fn maybe_fault_whole(&self) {
+        if let Some(Fault::PanicAtSuperstep(s)) = self.spec.fault {
+            panic!(
+                "injected fault in job {} (superstep {s}, raised at the start of its whole-graph kernel)",
+                self.spec.name
+            );
+        }
+    }
+
     /// Ends the job: `Ok` stores the result, `Err` records the failure or
     /// cancellation. Later calls do nothing (the first end wins).
     pub(crate) fn finish(&self, outcome: Result<JobOutput, JobError>) {

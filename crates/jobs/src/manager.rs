@@ -561,6 +561,24 @@ fn shared_loop(inner: Arc<Inner>) {
                 q.jobs.drain(..).collect()
             }
         };
+        // BFS jobs admitted together, per snapshot: MS-BFS lanes pay only
+        // from `MIN_BFS_LANES` roots on (lanes::whole).
+        let bfs_together = |snap: &Arc<Snapshot>| {
+            admitted
+                .iter()
+                .filter(|j| Arc::ptr_eq(&j.snapshot, snap))
+                .filter(|j| matches!(j.resolved, Some(crate::spec::Resolved::Bfs { .. })))
+                .count()
+        };
+        let bfs_counts: Vec<(Arc<Snapshot>, usize)> = {
+            let mut v: Vec<(Arc<Snapshot>, usize)> = Vec::new();
+            for j in &admitted {
+                if !v.iter().any(|(s, _)| Arc::ptr_eq(s, &j.snapshot)) {
+                    v.push((Arc::clone(&j.snapshot), bfs_together(&j.snapshot)));
+                }
+            }
+            v
+        };
         for job in admitted {
             if let Some(e) = job.stop_reason() {
                 job.finish(Err(e));
@@ -585,6 +603,20 @@ fn shared_loop(inner: Arc<Inner>) {
             let fuse = inner.cfg.fuse && job.fusable() && (inner.cfg.fuse_sssp || !sssp);
             if fuse && group.tasks.iter_mut().any(|t| t.join(g, &job)) {
                 continue;
+            }
+            if let (true, Some(crate::spec::Resolved::Bfs { source })) = (fuse, &job.resolved) {
+                let together = bfs_counts
+                    .iter()
+                    .find(|(s, _)| Arc::ptr_eq(s, &job.snapshot))
+                    .map_or(0, |(_, c)| *c);
+                if together < crate::lanes::whole::MIN_BFS_LANES {
+                    group.tasks.push(Box::new(crate::lanes::whole::BfsJob::new(
+                        g.num_vertices(),
+                        &job,
+                        *source,
+                    )));
+                    continue;
+                }
             }
             match new_task(g, &job, fuse, inner.cfg.sssp_in_scan) {
                 Some(t) => group.tasks.push(t),

@@ -14,9 +14,17 @@
 //!   default ([`crate::ManagerConfig::sssp_in_scan`] restores the scan).
 //!   The kernel reports each superstep to the job (progress) and stops at
 //!   the next superstep when the job is cancelled or passes its deadline.
+//! * BFS ([`BfsJob`]): one job, `algo::bfs::run` (direction-optimising, the
+//!   result of `plexus run bfs`), when too few BFS jobs arrive together for
+//!   MS-BFS lanes to pay ([`MIN_BFS_LANES`]): lanes advance one level per
+//!   scan pass, which costs more than the engine's kernel below about 8
+//!   roots on Kronecker graphs (kron20: 2, 4, 8 fused 0.13, 0.17, 0.21 s
+//!   against 0.09, 0.14, 0.22 s one after another), and far more on a road
+//!   graph, whose 1,445 levels are 1,445 passes (USA-road-FLA, 8 mixed jobs
+//!   in shared mode: each BFS job 0.88 s in lanes, 25 ms alone).
 use std::sync::Arc;
 
-use plexus_engine::algo::{sssp, wcc};
+use plexus_engine::algo::{bfs, sssp, wcc};
 use plexus_engine::progress::{self, Observer};
 use plexus_engine::AlgoError;
 use plexus_graph::{Graph, VertexId};
@@ -137,6 +145,88 @@ impl Observer for JobObserver {
 }
 
 /// One SSSP job run by the engine's delta-stepping kernel (module docs).
+/// BFS jobs admitted together on one snapshot below this count run as
+/// [`BfsJob`]s (the engine's kernel) rather than as MS-BFS lanes; a BFS job
+/// joins a running lane group whatever the count.
+pub const MIN_BFS_LANES: usize = 8;
+
+/// One BFS job run by the engine's direction-optimising kernel.
+pub struct BfsJob {
+    job: Arc<JobShared>,
+    cfg: bfs::Config,
+    n: usize,
+    result: Option<Result<Values, JobError>>,
+}
+
+impl BfsJob {
+    /// BFS from `source` (internal id).
+    pub(crate) fn new(n: usize, job: &Arc<JobShared>, source: VertexId) -> Self {
+        BfsJob {
+            job: Arc::clone(job),
+            cfg: bfs::Config {
+                source,
+                ..Default::default()
+            },
+            n,
+            result: None,
+        }
+    }
+}
+
+impl ScanTask for BfsJob {
+    fn plan(&mut self, g: &Graph) -> Plan {
+        if let Some(r) = self.result.take() {
+            self.job.finish(r.map(|values| JobOutput {
+                snapshot: Arc::clone(&self.job.snapshot),
+                values,
+            }));
+            return Plan::Done;
+        }
+        if let Some(e) = self.job.stop_reason() {
+            self.job.finish(Err(e));
+            return Plan::Done;
+        }
+        self.job.mark_running();
+        // About one read of the out-edges (push levels) or in-edges (pull).
+        let bytes = crate::scan::slice_bytes(g.out().offsets(), 0, g.num_vertices(), false);
+        Plan::Whole { bytes }
+    }
+
+    fn run_chunk(&self, _g: &Graph, _c: &ScanChunk, _a: &[VertexId], _out: &mut Vec<VertexId>) {}
+
+    fn run_whole(&mut self, g: &Graph) {
+        self.job.maybe_fault_whole();
+        let observer: Arc<dyn Observer> = Arc::new(JobObserver(Arc::clone(&self.job)));
+        let cfg = &self.cfg;
+        let job = &self.job;
+        let r = progress::observe(observer, || bfs::run(g, cfg));
+        self.result = Some(match r {
+            Ok(o) => Ok(Values::Bfs {
+                depth: o.depth,
+                parent: o.parent,
+                iterations: o.iterations,
+            }),
+            Err(AlgoError::Cancelled) => Err(job.stop_reason().unwrap_or(JobError::Cancelled)),
+            Err(e) => Err(JobError::Failed(e.to_string())),
+        });
+    }
+
+    fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {}
+
+    fn cancelled(&self) -> bool {
+        self.job.cancel_requested()
+    }
+
+    fn jobs(&self) -> Vec<Arc<JobShared>> {
+        vec![Arc::clone(&self.job)]
+    }
+
+    fn state_bytes(&self) -> u64 {
+        // parent + depth (u32 each), frontier (dense bitmap or id list).
+        12 * self.n as u64
+    }
+}
+
 pub struct SsspJob {
     job: Arc<JobShared>,
     cfg: sssp::Config,
@@ -183,7 +273,7 @@ impl ScanTask for SsspJob {
     fn run_chunk(&self, _g: &Graph, _c: &ScanChunk, _a: &[VertexId], _out: &mut Vec<VertexId>) {}
 
     fn run_whole(&mut self, g: &Graph) {
-        self.job.maybe_fault();
+        self.job.maybe_fault_whole();
         let observer: Arc<dyn Observer> = Arc::new(JobObserver(Arc::clone(&self.job)));
         let cfg = &self.cfg;
         let job = &self.job;

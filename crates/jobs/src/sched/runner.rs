@@ -535,12 +535,33 @@ mod tests {
             mgr.shutdown();
             (vals, n)
         };
+        // BFS parents may differ with the thread count (any parent on the
+        // level above is valid; the engine's push levels race for it); the
+        // depths and every other result may not.
+        let same = |a: &[Values], b: &[Values]| {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(x, y)| match (x, y) {
+                    (
+                        Values::Bfs {
+                            depth: d1,
+                            iterations: i1,
+                            ..
+                        },
+                        Values::Bfs {
+                            depth: d2,
+                            iterations: i2,
+                            ..
+                        },
+                    ) => d1 == d2 && i1 == i2,
+                    _ => x == y,
+                })
+        };
         let (want, _) = run(ExecMode::Sequential, false);
         let (got, n) = run(ExecMode::Shared, true);
-        assert_eq!(got, want);
+        assert!(same(&got, &want), "shared with resizes differs");
         assert!(n >= 1, "no resize was applied");
         let (got, _) = run(ExecMode::Sequential, true);
-        assert_eq!(got, want);
+        assert!(same(&got, &want), "sequential with resizes differs");
         // A pool's start (what a resize costs besides the boundary wait).
         let t0 = Instant::now();
         for _ in 0..10 {
