@@ -144,112 +144,119 @@ impl Observer for JobObserver {
     }
 }
 
-/// One SSSP job run by the engine's delta-stepping kernel (module docs).
 /// BFS jobs admitted together on one snapshot below this count run as
 /// [`BfsJob`]s (the engine's kernel) rather than as MS-BFS lanes; a BFS job
 /// joins a running lane group whatever the count.
 pub const MIN_BFS_LANES: usize = 8;
 
-/// One BFS job run by the engine's direction-optimising kernel.
-pub struct BfsJob {
+/// An engine kernel that runs one job's whole computation in one call.
+pub trait Kernel: Send + Sync {
+    /// Runs it (reporting supersteps to the current progress observer).
+    fn run(&self, g: &Graph) -> Result<Values, AlgoError>;
+    /// About the topology bytes one run reads.
+    fn bytes(&self, g: &Graph) -> u64;
+    /// Bytes of per-vertex state on `n` vertices.
+    fn state_bytes(&self, n: u64) -> u64;
+}
+
+/// BFS by the engine's direction-optimising kernel (`plexus run bfs`).
+pub struct BfsKernel(bfs::Config);
+
+impl Kernel for BfsKernel {
+    fn run(&self, g: &Graph) -> Result<Values, AlgoError> {
+        bfs::run(g, &self.0).map(|o| Values::Bfs {
+            depth: o.depth,
+            parent: o.parent,
+            iterations: o.iterations,
+        })
+    }
+    fn bytes(&self, g: &Graph) -> u64 {
+        // About one read of the out-edges (push levels) or in-edges (pull).
+        crate::scan::slice_bytes(g.out().offsets(), 0, g.num_vertices(), false)
+    }
+    fn state_bytes(&self, n: u64) -> u64 {
+        // parent + depth (u32 each), frontier (dense bitmap or id list).
+        12 * n
+    }
+}
+
+/// SSSP distances by the engine's delta-stepping kernel (parents are
+/// derived when the result is written, `Values::sssp_parents`).
+pub struct SsspKernel(sssp::Config);
+
+impl Kernel for SsspKernel {
+    fn run(&self, g: &Graph) -> Result<Values, AlgoError> {
+        sssp::distances(g, &self.0).map(|d| Values::Sssp {
+            dist: d.dist,
+            source: self.0.source,
+            iterations: d.iterations,
+        })
+    }
+    fn bytes(&self, g: &Graph) -> u64 {
+        // About one read of the out-edges with their weights: each vertex
+        // relaxes its edges once per distance it settles at (more than once
+        // only when a later bucket lowers it again).
+        crate::scan::slice_bytes(g.out().offsets(), 0, g.num_vertices(), true)
+    }
+    fn state_bytes(&self, n: u64) -> u64 {
+        crate::spec::sssp_state_bytes(n)
+    }
+}
+
+/// One job run by one call of an engine kernel, as one step outside the
+/// chunk scan ([`Plan::Whole`]); the result is handed out at the next plan.
+pub struct KernelJob<K: Kernel> {
     job: Arc<JobShared>,
-    cfg: bfs::Config,
+    kernel: K,
     n: usize,
     result: Option<Result<Values, JobError>>,
 }
+
+/// One BFS job run by the engine's direction-optimising kernel.
+pub type BfsJob = KernelJob<BfsKernel>;
+/// One SSSP job run by the engine's delta-stepping kernel (module docs).
+pub type SsspJob = KernelJob<SsspKernel>;
 
 impl BfsJob {
     /// BFS from `source` (internal id).
     pub(crate) fn new(n: usize, job: &Arc<JobShared>, source: VertexId) -> Self {
-        BfsJob {
-            job: Arc::clone(job),
-            cfg: bfs::Config {
+        KernelJob::with(
+            n,
+            job,
+            BfsKernel(bfs::Config {
                 source,
                 ..Default::default()
-            },
-            n,
-            result: None,
-        }
-    }
-}
-
-impl ScanTask for BfsJob {
-    fn plan(&mut self, g: &Graph) -> Plan {
-        if let Some(r) = self.result.take() {
-            self.job.finish(r.map(|values| JobOutput {
-                snapshot: Arc::clone(&self.job.snapshot),
-                values,
-            }));
-            return Plan::Done;
-        }
-        if let Some(e) = self.job.stop_reason() {
-            self.job.finish(Err(e));
-            return Plan::Done;
-        }
-        self.job.mark_running();
-        // About one read of the out-edges (push levels) or in-edges (pull).
-        let bytes = crate::scan::slice_bytes(g.out().offsets(), 0, g.num_vertices(), false);
-        Plan::Whole { bytes }
-    }
-
-    fn run_chunk(&self, _g: &Graph, _c: &ScanChunk, _a: &[VertexId], _out: &mut Vec<VertexId>) {}
-
-    fn run_whole(&mut self, g: &Graph) {
-        self.job.maybe_fault_whole();
-        let observer: Arc<dyn Observer> = Arc::new(JobObserver(Arc::clone(&self.job)));
-        let cfg = &self.cfg;
-        let job = &self.job;
-        let r = progress::observe(observer, || bfs::run(g, cfg));
-        self.result = Some(match r {
-            Ok(o) => Ok(Values::Bfs {
-                depth: o.depth,
-                parent: o.parent,
-                iterations: o.iterations,
             }),
-            Err(AlgoError::Cancelled) => Err(job.stop_reason().unwrap_or(JobError::Cancelled)),
-            Err(e) => Err(JobError::Failed(e.to_string())),
-        });
+        )
     }
-
-    fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {}
-
-    fn cancelled(&self) -> bool {
-        self.job.cancel_requested()
-    }
-
-    fn jobs(&self) -> Vec<Arc<JobShared>> {
-        vec![Arc::clone(&self.job)]
-    }
-
-    fn state_bytes(&self) -> u64 {
-        // parent + depth (u32 each), frontier (dense bitmap or id list).
-        12 * self.n as u64
-    }
-}
-
-pub struct SsspJob {
-    job: Arc<JobShared>,
-    cfg: sssp::Config,
-    n: usize,
-    result: Option<Result<Values, JobError>>,
 }
 
 impl SsspJob {
     /// SSSP from `source` (internal id) with bucket width `delta` (> 0).
     pub(crate) fn new(n: usize, job: &Arc<JobShared>, source: VertexId, delta: f64) -> Self {
-        SsspJob {
-            job: Arc::clone(job),
-            cfg: sssp::Config {
+        KernelJob::with(
+            n,
+            job,
+            SsspKernel(sssp::Config {
                 source,
                 delta: Some(delta),
-            },
+            }),
+        )
+    }
+}
+
+impl<K: Kernel> KernelJob<K> {
+    fn with(n: usize, job: &Arc<JobShared>, kernel: K) -> Self {
+        KernelJob {
+            job: Arc::clone(job),
+            kernel,
             n,
             result: None,
         }
     }
 }
 
-impl ScanTask for SsspJob {
+impl<K: Kernel> ScanTask for KernelJob<K> {
     fn plan(&mut self, g: &Graph) -> Plan {
         if let Some(r) = self.result.take() {
             self.job.finish(r.map(|values| JobOutput {
@@ -263,11 +270,9 @@ impl ScanTask for SsspJob {
             return Plan::Done;
         }
         self.job.mark_running();
-        // About one read of the out-edges with their weights: each vertex
-        // relaxes its edges once per distance it settles at (more than once
-        // only when a later bucket lowers it again).
-        let bytes = crate::scan::slice_bytes(g.out().offsets(), 0, g.num_vertices(), true);
-        Plan::Whole { bytes }
+        Plan::Whole {
+            bytes: self.kernel.bytes(g),
+        }
     }
 
     fn run_chunk(&self, _g: &Graph, _c: &ScanChunk, _a: &[VertexId], _out: &mut Vec<VertexId>) {}
@@ -275,16 +280,11 @@ impl ScanTask for SsspJob {
     fn run_whole(&mut self, g: &Graph) {
         self.job.maybe_fault_whole();
         let observer: Arc<dyn Observer> = Arc::new(JobObserver(Arc::clone(&self.job)));
-        let cfg = &self.cfg;
-        let job = &self.job;
-        let r = progress::observe(observer, || sssp::distances(g, cfg));
+        let kernel = &self.kernel;
+        let r = progress::observe(observer, || kernel.run(g));
         self.result = Some(match r {
-            Ok(d) => Ok(Values::Sssp {
-                dist: d.dist,
-                source: cfg.source,
-                iterations: d.iterations,
-            }),
-            Err(AlgoError::Cancelled) => Err(job.stop_reason().unwrap_or(JobError::Cancelled)),
+            Ok(values) => Ok(values),
+            Err(AlgoError::Cancelled) => Err(self.job.stop_reason().unwrap_or(JobError::Cancelled)),
             Err(e) => Err(JobError::Failed(e.to_string())),
         });
     }
@@ -300,6 +300,6 @@ impl ScanTask for SsspJob {
     }
 
     fn state_bytes(&self) -> u64 {
-        crate::spec::sssp_state_bytes(self.n as u64)
+        self.kernel.state_bytes(self.n as u64)
     }
 }
