@@ -3,7 +3,7 @@
 //!
 //! | algorithm | fused (shared mode) | alone |
 //! |---|---|---|
-//! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes | engine `bfs::Program` ([`crate::drivers::BfsDriver`]) |
+//! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes, when [`whole::MIN_BFS_LANES`] or more arrive together (or a group runs); fewer: the engine's kernel ([`whole::BfsJob`]) | engine `bfs::Program` ([`crate::drivers::BfsDriver`]) |
 //! | sssp | one task per job: the engine's kernel ([`whole::SsspJob`]); [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | the engine's kernel ([`whole::SsspJob`]); engine `sssp::Program` in the scan ([`crate::drivers::SsspDriver`]) when `sssp_in_scan` is set |
 //! | pagerank | [`pagerank::PageRankLanes`]: up to 16 variants, k values per vertex | the same task with one lane |
 //! | wcc | [`whole::WccGroup`]: one Afforest run for all | the same task with one job |
