@@ -563,22 +563,19 @@ fn shared_loop(inner: Arc<Inner>) {
         };
         // BFS jobs admitted together, per snapshot: MS-BFS lanes pay only
         // from `MIN_BFS_LANES` roots on (lanes::whole).
-        let bfs_together = |snap: &Arc<Snapshot>| {
-            admitted
-                .iter()
-                .filter(|j| Arc::ptr_eq(&j.snapshot, snap))
-                .filter(|j| matches!(j.resolved, Some(crate::spec::Resolved::Bfs { .. })))
-                .count()
-        };
-        let bfs_counts: Vec<(Arc<Snapshot>, usize)> = {
-            let mut v: Vec<(Arc<Snapshot>, usize)> = Vec::new();
-            for j in &admitted {
-                if !v.iter().any(|(s, _)| Arc::ptr_eq(s, &j.snapshot)) {
-                    v.push((Arc::clone(&j.snapshot), bfs_together(&j.snapshot)));
-                }
+        let mut bfs_counts: Vec<(Arc<Snapshot>, usize)> = Vec::new();
+        for j in admitted
+            .iter()
+            .filter(|j| matches!(j.resolved, Some(crate::spec::Resolved::Bfs { .. })))
+        {
+            match bfs_counts
+                .iter_mut()
+                .find(|(s, _)| Arc::ptr_eq(s, &j.snapshot))
+            {
+                Some((_, c)) => *c += 1,
+                None => bfs_counts.push((Arc::clone(&j.snapshot), 1)),
             }
-            v
-        };
+        }
         for job in admitted {
             if let Some(e) = job.stop_reason() {
                 job.finish(Err(e));
