@@ -36,6 +36,7 @@ pub mod algo;
 pub mod edge_map;
 pub mod error;
 pub mod hugepages;
+pub mod intersect;
 pub mod prefetch;
 pub mod program;
 pub mod progress;

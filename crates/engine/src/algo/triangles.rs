@@ -15,9 +15,12 @@
 //! GAPBS `tc.cc` kernel): every edge points from the endpoint of lower rank
 //! `(degree, id)` to the higher one, so every vertex keeps at most
 //! `O(√m)` out-neighbours, and each triangle is found exactly once at its
-//! lowest-ranked corner by a sorted-merge intersection of two oriented
-//! lists. Work is `O(m^{3/2})`; vertices are processed in parallel with
-//! dynamic scheduling, heaviest (longest oriented list) first.
+//! lowest-ranked corner by an intersection of two oriented lists
+//! ([`crate::intersect`]: 8 × 8 blocks with AVX2, a merge otherwise). Work
+//! is `O(m^{3/2})`; vertices are processed in parallel with dynamic
+//! scheduling, heaviest (longest oriented list) first. Graphs whose degrees
+//! are neither skewed nor hub-heavy are counted in id order instead,
+//! without relabelling (GAPBS's `OrderedCount`).
 //!
 //! **Executor fit.** In-memory only: intersections read two neighbour lists
 //! at once, which the signal–slot vertex-program form cannot express.
@@ -32,6 +35,7 @@ use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use crate::error::{AlgoError, VerifyError};
+use crate::intersect::{count_common, for_each_common};
 
 /// Graphs whose `Σ_v d(v)²` (simple view) is at most this are verified by a
 /// second, independent count; larger ones only by the sum identity.
@@ -450,20 +454,6 @@ impl Oriented {
     }
 }
 
-/// `|a ∩ b|` of two id-sorted lists, by merging.
-#[inline]
-fn intersection_size(a: &[VertexId], b: &[VertexId]) -> u64 {
-    let (mut i, mut j, mut c) = (0, 0, 0u64);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        // Branch-free advance: equal ids move both cursors and count one.
-        i += (x <= y) as usize;
-        j += (y <= x) as usize;
-        c += (x == y) as u64;
-    }
-    c
-}
-
 /// The number of triangles of the view, without per-vertex counts. As
 /// GAPBS's `Hybrid`: in rank space when [`worth_relabelling`] says the
 /// degrees are skewed, else in id order with no preprocessing.
@@ -482,11 +472,16 @@ pub(crate) fn count_total(view: &SimpleView<'_>) -> u64 {
     }
 }
 
-/// GAPBS's `WorthRelabelling` test: relabelling by degree pays off when the
-/// mean degree is at least 10 and a sample's mean exceeds 1.3 × its median
-/// (a skewed distribution). The sample is 1,000 vertices of non-zero
-/// degree at a fixed stride, so the choice is deterministic.
+/// Whether to count in rank space: GAPBS's `WorthRelabelling` test (mean
+/// degree at least 10 and a sample's mean above 1.3 × its median, a skewed
+/// distribution; the sample is 1,000 vertices of non-zero degree at a fixed
+/// stride, so the choice is deterministic), or else hubs heavy enough to
+/// make the id-order scans quadratic ([`hub_heavy`]).
 fn worth_relabelling(view: &SimpleView<'_>) -> bool {
+    gapbs_worth_relabelling(view) || hub_heavy(view)
+}
+
+fn gapbs_worth_relabelling(view: &SimpleView<'_>) -> bool {
     let n = view.num_vertices();
     let arcs = view.offsets[n];
     if n == 0 || arcs / 2 / (n as u64) < 10 {
@@ -504,6 +499,33 @@ fn worth_relabelling(view: &SimpleView<'_>) -> bool {
     sample.sort_unstable();
     let mean = sample.iter().sum::<u64>() as f64 / sample.len() as f64;
     mean / 1.3 > sample[sample.len() / 2] as f64
+}
+
+/// `Σ d(v)² / arcs` (the mean degree of an arc's endpoint) above which
+/// [`hub_heavy`] relabels. Measured (2 threads): cnr-2000 has 2,871 and
+/// counts in 90 ms in rank space against 1.1 s in id order, though its
+/// sampled median passes GAPBS's test; email-Enron (140) and
+/// soc-Slashdot0902 (150) are as fast or faster in id order; the road graph
+/// has 2.9.
+const HUB_HEAVY_MEAN_ENDPOINT_DEGREE: u64 = 500;
+
+/// Whether an arc's endpoint has, on average, more than
+/// [`HUB_HEAVY_MEAN_ENDPOINT_DEGREE`] neighbours. The id-order scans of
+/// [`triangles_below`] cost about `Σ_v low(v) · high(v) ≤ Σ d(v)² / 4`
+/// (lower and higher neighbours): a few hubs make them quadratic, which
+/// the degree orientation bounds by `O(m^{3/2})`. One pass over the offsets.
+fn hub_heavy(view: &SimpleView<'_>) -> bool {
+    let n = view.num_vertices();
+    let arcs = view.offsets[n];
+    let squares: u64 = (0..n)
+        .into_par_iter()
+        .with_min_len(1 << 14)
+        .map(|v| {
+            let d = view.offsets[v + 1] - view.offsets[v];
+            d * d
+        })
+        .sum();
+    squares > HUB_HEAVY_MEAN_ENDPOINT_DEGREE.saturating_mul(arcs)
 }
 
 /// The total in id order, without any preprocessing (GAPBS's
@@ -696,7 +718,7 @@ fn count_total_by_rank(view: &SimpleView<'_>) -> u64 {
             let nr = ranked.list(r);
             nr.iter()
                 .enumerate()
-                .map(|(i, &u)| intersection_size(&nr[i + 1..], ranked.list(u)))
+                .map(|(i, &u)| count_common(&nr[i + 1..], ranked.list(u)))
                 .sum::<u64>()
         })
         .sum()
@@ -748,27 +770,6 @@ impl ThreadCounters {
     }
 }
 
-/// Merges two id-sorted lists, adds 1 to `counts[x]` for every common `x`
-/// (the third corner of a triangle) and returns how many there were.
-#[inline]
-fn credit_common(a: &[VertexId], b: &[VertexId], counts: &mut [u64]) -> u64 {
-    let (mut i, mut j, mut common) = (0, 0, 0u64);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        if x < y {
-            i += 1;
-        } else if y < x {
-            j += 1;
-        } else {
-            counts[x as usize] += 1;
-            common += 1;
-            i += 1;
-            j += 1;
-        }
-    }
-    common
-}
-
 /// The number of triangles through each vertex of the view (indexed by
 /// vertex), without atomics: as [`count_total`], in rank space when the
 /// degrees are skewed and in id order otherwise, each triangle found once
@@ -798,7 +799,8 @@ fn per_vertex_counts_with(view: &SimpleView<'_>, small_counters_bytes: u64) -> V
                     let nr = ranked.list(r);
                     let mut at_r = 0u64;
                     for (i, &u) in nr.iter().enumerate() {
-                        let at_u = credit_common(&nr[i + 1..], ranked.list(u), c);
+                        let at_u =
+                            for_each_common(&nr[i + 1..], ranked.list(u), |x| c[x as usize] += 1);
                         c[u as usize] += at_u;
                         at_r += at_u;
                     }
