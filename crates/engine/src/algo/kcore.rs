@@ -190,47 +190,52 @@ pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
 /// Batagelj–Zaversnik bucket peeling over `n` vertices whose simple
 /// neighbour lists `nbrs(v)` gives: `O(n + m)` on one thread.
 fn bucket_peel_lists<'a>(n: usize, nbrs: impl Fn(usize) -> &'a [VertexId]) -> Vec<u32> {
-    let mut deg: Vec<usize> = (0..n).map(|v| nbrs(v).len()).collect();
-    let max_deg = deg.iter().copied().max().unwrap_or(0);
+    // u32 throughout (degrees and positions are below 2^32, as vertex ids
+    // are): half the bytes of usize, so a graph of a few 100 k vertices
+    // peels within a core's L2.
+    let mut deg: Vec<u32> = (0..n).map(|v| nbrs(v).len() as u32).collect();
+    let max_deg = deg.iter().copied().max().unwrap_or(0) as usize;
     // Bucket sort vertices by degree: `vert` in degree order, `pos[v]` its
     // index there, `bin[d]` the first index of degree d.
-    let mut bin = vec![0usize; max_deg + 2];
+    let mut bin = vec![0u32; max_deg + 2];
     for &d in &deg {
-        bin[d + 1] += 1;
+        bin[d as usize + 1] += 1;
     }
     for d in 1..bin.len() {
         bin[d] += bin[d - 1];
     }
-    let mut vert = vec![0usize; n];
-    let mut pos = vec![0usize; n];
+    let mut vert = vec![0u32; n];
+    let mut pos = vec![0u32; n];
     let mut next = bin.clone();
     for v in 0..n {
-        pos[v] = next[deg[v]];
-        vert[pos[v]] = v;
-        next[deg[v]] += 1;
+        let d = deg[v] as usize;
+        pos[v] = next[d];
+        vert[next[d] as usize] = v as u32;
+        next[d] += 1;
     }
     for i in 0..n {
-        let v = vert[i];
+        let v = vert[i] as usize;
+        let dv = deg[v];
         for &u in nbrs(v) {
             let u = u as usize;
-            if deg[u] > deg[v] {
+            let du = deg[u];
+            if du > dv {
                 // Move u to the front of its bucket, then shrink its degree.
-                let du = deg[u];
                 let pu = pos[u];
-                let pw = bin[du];
-                let w = vert[pw];
-                if u != w {
-                    vert[pu] = w;
-                    pos[w] = pu;
-                    vert[pw] = u;
+                let pw = bin[du as usize];
+                let w = vert[pw as usize];
+                if u as u32 != w {
+                    vert[pu as usize] = w;
+                    pos[w as usize] = pu;
+                    vert[pw as usize] = u as u32;
                     pos[u] = pw;
                 }
-                bin[du] += 1;
-                deg[u] -= 1;
+                bin[du as usize] += 1;
+                deg[u] = du - 1;
             }
         }
     }
-    deg.into_iter().map(|d| d as u32).collect()
+    deg
 }
 
 /// Checks `out` on any graph. For each vertex `v` with `c = core[v]`: `v`
