@@ -291,6 +291,7 @@ pub(crate) fn assemble(
         new_of_old: perm.map(|p| p.1),
         chunks,
         weight_stats: Default::default(),
+        strictly_increasing: Default::default(),
     }
 }
 
@@ -569,6 +570,22 @@ mod tests {
         assert_eq!(g.num_arcs(), 5);
         assert_eq!(g.num_edges(), 3);
         assert_eq!(g.meta().self_loops, 1);
+    }
+
+    #[test]
+    fn strictly_increasing_lists_are_told_apart_from_duplicate_arcs() {
+        let edges = [(0, 1), (1, 2), (0, 1)];
+        let mut o = BuildOptions::undirected();
+        o.duplicates = DuplicatePolicy::Keep;
+        let multi = Graph::from_edges(3, &edges, &o).unwrap();
+        assert!(!multi.out_lists_strictly_increasing());
+        // Cached: the second call answers the same.
+        assert!(!multi.out_lists_strictly_increasing());
+        o.duplicates = DuplicatePolicy::Drop;
+        let simple = Graph::from_edges(3, &edges, &o).unwrap();
+        assert!(simple.out_lists_strictly_increasing());
+        let empty = Graph::from_edges(2, &[], &o).unwrap();
+        assert!(empty.out_lists_strictly_increasing());
     }
 
     #[test]

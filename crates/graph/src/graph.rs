@@ -1,4 +1,5 @@
 //! [`Graph`]: the read-only topology every executor reads.
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::adjacency::Adjacency;
@@ -78,6 +79,9 @@ pub struct Graph {
     /// Weight statistics, computed on first use and kept for the graph's
     /// lifetime (every job on an opened graph shares them).
     pub(crate) weight_stats: std::sync::OnceLock<WeightStats>,
+    /// Whether every out-list is strictly increasing, computed on first
+    /// use and kept (see [`Graph::out_lists_strictly_increasing`]).
+    pub(crate) strictly_increasing: std::sync::OnceLock<bool>,
 }
 
 /// One pass over the out-edge weights, in fixed blocks so the sum does not
@@ -192,6 +196,20 @@ impl Graph {
     pub fn weight_stats(&self) -> Option<&WeightStats> {
         let w = self.out.weight_array()?;
         Some(self.weight_stats.get_or_init(|| WeightStats::of(w)))
+    }
+
+    /// Whether every out-list is strictly increasing (sorted, as always,
+    /// and without duplicate arcs). Checked in parallel on the first call
+    /// and cached for the graph's lifetime; kernels that need simple lists
+    /// (triangles, k-core, lcc) borrow the adjacency when it holds.
+    pub fn out_lists_strictly_increasing(&self) -> bool {
+        *self.strictly_increasing.get_or_init(|| {
+            let out = &self.out;
+            (0..out.num_vertices() as VertexId)
+                .into_par_iter()
+                .with_min_len(1024)
+                .all(|v| out.neighbors(v).windows(2).all(|w| w[0] < w[1]))
+        })
     }
 
     /// Number of vertices `n`.

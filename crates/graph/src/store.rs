@@ -707,6 +707,7 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
         new_of_old,
         chunks,
         weight_stats: Default::default(),
+        strictly_increasing: Default::default(),
     })
 }
 

@@ -194,17 +194,16 @@ impl<'g> SimpleView<'g> {
     fn build(g: &'g Graph, with_dirs: bool) -> Self {
         let n = g.num_vertices();
         let out = g.out();
-        if !g.is_directed() && !with_dirs && g.meta().self_loops == 0 {
-            let strictly_sorted = (0..n as VertexId)
-                .into_par_iter()
-                .all(|v| out.neighbors(v).windows(2).all(|w| w[0] < w[1]));
-            if strictly_sorted {
-                return SimpleView {
-                    offsets: Cow::Borrowed(out.offsets()),
-                    nbrs: Cow::Borrowed(out.neighbor_array()),
-                    dirs: None,
-                };
-            }
+        if !g.is_directed()
+            && !with_dirs
+            && g.meta().self_loops == 0
+            && g.out_lists_strictly_increasing()
+        {
+            return SimpleView {
+                offsets: Cow::Borrowed(out.offsets()),
+                nbrs: Cow::Borrowed(out.neighbor_array()),
+                dirs: None,
+            };
         }
         // Step 1: degrees of the view.
         let degrees: Vec<u64> = (0..n as VertexId)
