@@ -30,7 +30,7 @@ pub fn count_common(a: &[VertexId], b: &[VertexId]) -> u64 {
         // SAFETY: the CPU supports AVX2 (checked just above), the only
         // requirement of a `#[target_feature(enable = "avx2")]` function.
         #[allow(unsafe_code)]
-        let (c, i, j) = unsafe { avx2::count_blocks(a, b) };
+        let (c, i, j) = unsafe { avx2::blocks::<false>(a, b, &mut |_| {}) };
         return c + count_scalar(&a[i..], &b[j..]);
     }
     count_scalar(a, b)
@@ -47,7 +47,7 @@ pub fn for_each_common(a: &[VertexId], b: &[VertexId], mut found: impl FnMut(Ver
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: as in `count_common`: AVX2 is present.
         #[allow(unsafe_code)]
-        let (c, i, j) = unsafe { avx2::for_each_blocks(a, b, &mut found) };
+        let (c, i, j) = unsafe { avx2::blocks::<true>(a, b, &mut found) };
         return c + for_each_scalar(&a[i..], &b[j..], found);
     }
     for_each_scalar(a, b, found)
@@ -95,41 +95,45 @@ mod avx2 {
 
     use super::BLOCK;
 
+    /// Lanes of `a` equal to a lane of `b` in the same 128-bit half, as
+    /// all-ones lanes: `a` against `b` and its 3 rotations within each half.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn in_half_matches(a: __m256i, b: __m256i) -> __m256i {
+        let eq = |x: __m256i| _mm256_cmpeq_epi32(a, x);
+        _mm256_or_si256(
+            _mm256_or_si256(eq(b), eq(_mm256_shuffle_epi32::<0b00_11_10_01>(b))),
+            _mm256_or_si256(
+                eq(_mm256_shuffle_epi32::<0b01_00_11_10>(b)),
+                eq(_mm256_shuffle_epi32::<0b10_01_00_11>(b)),
+            ),
+        )
+    }
+
     /// Lanes of `a` (a bit each, bit `k` for `a[k]`) equal to some lane of
-    /// `b`: `a` against `b` and its 7 rotations (3 within each 128-bit
-    /// half, the halves swapped, and 3 more within those).
+    /// `b`: [`in_half_matches`] against `b` and against `b` with its halves
+    /// swapped, which together compare all 64 pairs.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn matches(a: __m256i, b: __m256i) -> u32 {
-        let s = _mm256_permute2x128_si256::<0x01>(b, b);
-        let m0 = _mm256_or_si256(
-            _mm256_cmpeq_epi32(a, b),
-            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b00_11_10_01>(b)),
-        );
-        let m1 = _mm256_or_si256(
-            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(b)),
-            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b10_01_00_11>(b)),
-        );
-        let m2 = _mm256_or_si256(
-            _mm256_cmpeq_epi32(a, s),
-            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b00_11_10_01>(s)),
-        );
-        let m3 = _mm256_or_si256(
-            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(s)),
-            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b10_01_00_11>(s)),
-        );
-        let m = _mm256_or_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m2, m3));
+        let swapped = _mm256_permute2x128_si256::<0x01>(b, b);
+        let m = _mm256_or_si256(in_half_matches(a, b), in_half_matches(a, swapped));
         _mm256_movemask_ps(_mm256_castsi256_ps(m)) as u32
     }
 
     /// Block-compares `a` and `b` while both have 8 elements left; returns
     /// the common elements found and the cursors where it stopped (the
-    /// rest, `a[i..]` × `b[j..]`, is still to be merged).
+    /// rest, `a[i..]` × `b[j..]`, is still to be merged). With `EACH`,
+    /// calls `found` for each common element; without, only counts.
     ///
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn count_blocks(a: &[VertexId], b: &[VertexId]) -> (u64, usize, usize) {
+    pub(super) unsafe fn blocks<const EACH: bool>(
+        a: &[VertexId],
+        b: &[VertexId],
+        found: &mut impl FnMut(VertexId),
+    ) -> (u64, usize, usize) {
         let (mut i, mut j, mut c) = (0usize, 0usize, 0u64);
         while i + BLOCK <= a.len() && j + BLOCK <= b.len() {
             // SAFETY: `i + 8 ≤ a.len()` and `j + 8 ≤ b.len()` (the loop
@@ -143,39 +147,13 @@ mod avx2 {
                     *b.get_unchecked(j + BLOCK - 1),
                 )
             };
-            c += u64::from(matches(va, vb).count_ones());
-            i += BLOCK * usize::from(a_last <= b_last);
-            j += BLOCK * usize::from(b_last <= a_last);
-        }
-        (c, i, j)
-    }
-
-    /// [`count_blocks`] calling `found` for each common element.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn for_each_blocks(
-        a: &[VertexId],
-        b: &[VertexId],
-        found: &mut impl FnMut(VertexId),
-    ) -> (u64, usize, usize) {
-        let (mut i, mut j, mut c) = (0usize, 0usize, 0u64);
-        while i + BLOCK <= a.len() && j + BLOCK <= b.len() {
-            // SAFETY: as in `count_blocks`: both blocks lie inside their slices.
-            let (va, vb, a_last, b_last) = unsafe {
-                (
-                    _mm256_loadu_si256(a.as_ptr().add(i).cast::<__m256i>()),
-                    _mm256_loadu_si256(b.as_ptr().add(j).cast::<__m256i>()),
-                    *a.get_unchecked(i + BLOCK - 1),
-                    *b.get_unchecked(j + BLOCK - 1),
-                )
-            };
             let mut m = matches(va, vb);
             c += u64::from(m.count_ones());
-            while m != 0 {
-                found(a[i + m.trailing_zeros() as usize]);
-                m &= m - 1;
+            if EACH {
+                while m != 0 {
+                    found(a[i + m.trailing_zeros() as usize]);
+                    m &= m - 1;
+                }
             }
             i += BLOCK * usize::from(a_last <= b_last);
             j += BLOCK * usize::from(b_last <= a_last);
@@ -239,7 +217,7 @@ mod tests {
             let b: Vec<u32> = (0..64).map(|x| x * 5).collect();
             // SAFETY: AVX2 is present (checked above).
             #[allow(unsafe_code)]
-            let (c, i, j) = unsafe { avx2::count_blocks(&a, &b) };
+            let (c, i, j) = unsafe { avx2::blocks::<false>(&a, &b, &mut |_| {}) };
             assert!(i > 0 && j > 0, "no block compared");
             assert_eq!(c + count_scalar(&a[i..], &b[j..]), 13);
             return;
