@@ -506,6 +506,46 @@ impl Isolated {
 /// How many in-edges ahead the fused kernel prefetches a contribution.
 const PREFETCH_AHEAD: usize = 32;
 
+/// In-neighbours per vertex in the low-degree slots ([`low_degree_slots`]).
+const SLOTS: usize = 4;
+/// How many vertices ahead the slots' contributions are prefetched.
+const SLOTS_AHEAD: usize = 8;
+
+/// For a graph where nearly every vertex has at most [`SLOTS`] in-edges
+/// (a road network: 99.8 % of USA-road-FLA's vertices), each vertex's
+/// first `SLOTS` in-neighbours in CSC order, padded with `n`; `None` for
+/// other graphs. The fused kernel then sums a vertex's first in-edges
+/// with a fixed number of reads instead of a loop whose trip count
+/// changes from vertex to vertex: on a graph of short lists that loop's
+/// mispredicted exit costs more than the edges (measured on
+/// USA-road-FLA, one thread: a loop over the lists 7.2–8.3 ms per
+/// iteration, the slots 2.7 ms, a single loop over all arcs 2.4 ms).
+/// 16 bytes per vertex, built in one parallel pass.
+fn low_degree_slots(g: &Graph) -> Option<Vec<[VertexId; SLOTS]>> {
+    let n = g.num_vertices();
+    let inc = g.inc();
+    // Padding names vertex `n`, which must be a VertexId.
+    if n == 0 || n >= VertexId::MAX as usize {
+        return None;
+    }
+    // At most one vertex in 20 with more in-edges than slots (those read
+    // the rest from CSC after the slots, a well-predicted branch when rare).
+    let longer = (0..n as VertexId)
+        .into_par_iter()
+        .filter(|&v| inc.degree(v) > SLOTS)
+        .count();
+    if longer * 20 > n {
+        return None;
+    }
+    Some(crate::hugepages::from_fn(n, |v| {
+        let mut slot = [n as VertexId; SLOTS];
+        for (s, &w) in slot.iter_mut().zip(inc.neighbors(v as VertexId)) {
+            *s = w;
+        }
+        slot
+    }))
+}
+
 /// The fused in-memory kernel: per iteration one parallel pass over blocks
 /// of `BLOCK` vertices that, for each vertex `u` in id order, sums the
 /// contributions of its in-neighbours (CSC order), applies the formula,
@@ -537,10 +577,21 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
     let start = 1.0 / n as f64;
     let mut rank = crate::hugepages::filled(n, start);
     // The contributions are read in random order: on huge pages, a TLB
-    // miss does not add a page walk to every cache miss.
-    let mut old: Vec<C> =
-        crate::hugepages::from_fn(n, |u| contribution(start, g.out_degree(u as VertexId)));
-    let mut new: Vec<C> = crate::hugepages::filled(n, C::ZERO);
+    // miss does not add a page walk to every cache miss. Entry `n` stays
+    // +0: the padding of the low-degree slots points there.
+    let mut old: Vec<C> = crate::hugepages::from_fn(n + 1, |u| {
+        if u < n {
+            contribution(start, g.out_degree(u as VertexId))
+        } else {
+            C::ZERO
+        }
+    });
+    let mut new: Vec<C> = crate::hugepages::filled(n + 1, C::ZERO);
+    // Not for Gauss–Seidel: there each slot's read chooses between this
+    // sweep's and the last sweep's values, and the slots measured slower
+    // than the loop (USA-road-FLA, f32: 8.1 against 6.9 ms per sweep).
+    let slots = if GS { None } else { low_degree_slots(g) };
+    let slots = slots.as_deref();
     let mut dangling = deterministic_sum(n, |u| if g.out_degree(u) == 0 { start } else { 0.0 });
     // With the elimination: the mass on vertices with edges, and its
     // dangling part (unused by plain iteration, so not summed for it).
@@ -568,7 +619,7 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
         };
         let partials: Vec<[f64; 4]> = rank
             .par_chunks_mut(BLOCK)
-            .zip(new.par_chunks_mut(BLOCK))
+            .zip(new[..n].par_chunks_mut(BLOCK))
             .enumerate()
             .map(|(b, (ranks, next))| {
                 let lo = b * BLOCK;
@@ -596,6 +647,27 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
                     let mut sum = 0.0f64;
                     let stop = in_offs[i + 1] as usize - first;
                     let no_in_edges = j == stop;
+                    if let Some(slots) = slots {
+                        // The first SLOTS in-neighbours without a branch:
+                        // padding slots name vertex `n`, whose contribution
+                        // is +0, and adding +0 leaves the sum unchanged, so
+                        // this is the in-order sum of the first ones.
+                        if let Some(ahead) = slots.get(u + SLOTS_AHEAD) {
+                            for &w in ahead {
+                                crate::prefetch::prefetch(prev, w as usize);
+                            }
+                        }
+                        for &v in &slots[u] {
+                            let v = v as usize;
+                            let x = if GS && v.wrapping_sub(lo) < len {
+                                next[v - lo]
+                            } else {
+                                prev[v]
+                            };
+                            sum += x.to_f64();
+                        }
+                        j = (j + SLOTS).min(stop);
+                    }
                     while j < stop {
                         if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
                             crate::prefetch::prefetch(prev, w as usize);
@@ -1199,6 +1271,61 @@ mod tests {
                 .zip(&program.rank)
                 .all(|(a, b)| a.to_bits() == b.to_bits()));
         }
+    }
+
+    #[test]
+    fn low_degree_slots_sum_exactly_as_the_lists() {
+        // A grid: every in-list fits the slots. A directed graph of short
+        // lists with 3 % of its vertices over the slots (their sums go on
+        // in CSC after the slots), with sinks, isolated vertices and
+        // duplicate arcs.
+        let grid = plexus_graph::generate::generate(
+            plexus_graph::generate::Generator::Grid2d {
+                width: 37,
+                height: 29,
+            },
+            &plexus_graph::generate::GenOptions::default(),
+        )
+        .unwrap();
+        let n: VertexId = 1000;
+        let mut edges: Vec<(VertexId, VertexId)> = (0..n - 40)
+            .flat_map(|u| [(u, (u * 7 + 1) % (n - 40)), (u, (u * 13 + 5) % (n - 40))])
+            .collect();
+        for hub in 0..30 {
+            edges.extend((0..12).map(|k| ((hub * 31 + k * 17) % n, hub)));
+        }
+        edges.push((5, 6));
+        edges.push((5, 6));
+        let short = Graph::from_edges(n as usize, &edges, &BuildOptions::directed()).unwrap();
+        for g in [&grid, &short] {
+            let slots = low_degree_slots(g).expect("the slots apply");
+            for (v, slot) in slots.iter().enumerate() {
+                let list = g.in_neighbors(v as VertexId);
+                let k = list.len().min(SLOTS);
+                assert_eq!(&slot[..k], &list[..k]);
+                assert!(slot[k..].iter().all(|&w| w as usize == g.num_vertices()));
+            }
+            for personalization in [None, Some(vec![3, 9])] {
+                let cfg = Config {
+                    personalization,
+                    tolerance: 1e-9,
+                    ..Config::default()
+                };
+                let fused = run(g, &cfg).unwrap();
+                verify(g, &cfg, &fused).unwrap();
+                let program = run_on(&crate::program::InMemory::new(g), &cfg).unwrap();
+                assert_eq!(fused.iterations, program.iterations);
+                assert_eq!(fused.change.to_bits(), program.change.to_bits());
+                assert!(fused
+                    .rank
+                    .iter()
+                    .zip(&program.rank)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()));
+            }
+        }
+        // Kronecker lists are long: no slots.
+        let kron = generated(plexus_graph::generate::Generator::Kron, 9, 5);
+        assert!(low_degree_slots(&kron).is_none());
     }
 
     #[test]
