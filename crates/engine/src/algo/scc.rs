@@ -28,8 +28,15 @@
 //!    of its component, which is the set of vertices of colour `r` that
 //!    reach `r` (a backward BFS within the colour). Repeat on what remains.
 //!    Whenever at most `SERIAL_CUTOFF` vertices remain (before the first
-//!    round too), finish with Tarjan (a chain of k small components would
-//!    otherwise take k rounds).
+//!    round too), finish with Pearce's variant of Tarjan (a chain of k
+//!    small components would otherwise take k rounds).
+//!
+//! Graphs of at most `SERIAL_VERTICES` vertices and `SERIAL_ARCS` arcs
+//! skip the parallel phases: Pearce's variant (D. J. Pearce, "A
+//! space-efficient algorithm for finding strongly connected components",
+//! IPL 2016; one array of DFS indices and component numbers, no on-stack
+//! flags, one graph-dependent branch per arc) on the whole graph is
+//! faster there on two threads.
 //!
 //! `reference` is Tarjan's algorithm ("Depth-first search and linear graph
 //! algorithms", SIAM J. Comput. 1972), iterative so deep graphs cannot
@@ -52,9 +59,9 @@ use crate::error::{AlgoError, VerifyError};
 const UNASSIGNED: u32 = u32::MAX;
 
 /// At most this many vertices left (after forward–backward or a colouring
-/// round) are finished by sequential Tarjan, as in Slota et al.'s
+/// round) are finished sequentially by [`pearce`], as in Slota et al.'s
 /// Multistep: the colouring needs one round per component along a chain
-/// of components, Tarjan one pass. Their cut-off is 100,000 on many cores;
+/// of components, a DFS one pass. (The measurements below used Tarjan.) Their cut-off is 100,000 on many cores;
 /// at two threads a colouring round pays off later. On cnr-2000 Tarjan on
 /// the 116,921 vertices left by forward–backward beat one colouring round
 /// (19 ms) followed by Tarjan on the 63,322 it left (5 ms): 58 → 44 ms in
@@ -75,9 +82,150 @@ pub struct Output {
     pub count: usize,
 }
 
-/// Computes the components in parallel: trim, forward–backward, colouring.
+/// Computes the components: on a graph of at most [`SERIAL_VERTICES`]
+/// vertices and [`SERIAL_ARCS`] arcs by [`pearce`], otherwise in parallel
+/// (trim, forward–backward, colouring, Pearce on the rest).
 pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
+    if g.num_vertices() <= SERIAL_VERTICES && g.num_arcs() <= SERIAL_ARCS as u64 {
+        return Ok(serial(g));
+    }
     Ok(run_with_cutoff(g, SERIAL_CUTOFF))
+}
+
+/// Graphs of at most [`SERIAL_VERTICES`] vertices and [`SERIAL_ARCS`]
+/// arcs are solved by [`pearce`] alone: on two threads the parallel
+/// phases cost more than they save there. Measured (2 threads, medians of
+/// 9, bench/NOTES.md session 13): cnr-2000 (325,557 vertices, 3.2 M arcs)
+/// 26 ms through trim, forward–backward and Tarjan, 14 ms by Pearce
+/// alone; soc-Slashdot0902 8.1 → 5.2 ms; R-MAT scale 18 (2.0 M arcs) even
+/// (20–23 ms either way); R-MAT scale 20 (8.2 M arcs) 120 ms parallel
+/// against 145 ms serial.
+const SERIAL_VERTICES: usize = 1 << 20;
+/// See [`SERIAL_VERTICES`].
+const SERIAL_ARCS: usize = 4 << 20;
+
+/// All components by [`pearce`], one pass.
+fn serial(g: &Graph) -> Output {
+    let n = g.num_vertices();
+    let mut component = vec![UNASSIGNED; n];
+    let mut count = 0;
+    pearce(
+        g,
+        0..n as VertexId,
+        |_| true,
+        |members, label| {
+            for &x in members {
+                component[x as usize] = label;
+            }
+            count += 1;
+        },
+    );
+    Output { component, count }
+}
+
+/// Pearce's space-efficient variant of Tarjan's algorithm ("A
+/// space-efficient algorithm for finding strongly connected components",
+/// IPL 2016), iterative, over the subgraph induced by the vertices where
+/// `allowed` holds, DFS trees started at `starts` in order. Calls
+/// `found(members, smallest id)` once per component.
+///
+/// One array, `rindex`, holds a vertex's DFS index while it is open (0:
+/// not visited) and, once its component is found, a component number
+/// counted down from `n - 1`. Indices are counted up from 1 and given back
+/// when a component closes, so an open vertex's `rindex` is always below
+/// every closed vertex's: `low = min(low, rindex[w])` needs no on-stack
+/// test, and closed neighbours change nothing. Per arc the only branch
+/// that depends on the graph is "not visited yet".
+fn pearce(
+    g: &Graph,
+    starts: impl Iterator<Item = VertexId>,
+    allowed: impl Fn(VertexId) -> bool,
+    mut found: impl FnMut(&[VertexId], u32),
+) {
+    let n = g.num_vertices();
+    if n == 0 {
+        return;
+    }
+    let mut rindex = vec![0u32; n];
+    let mut next_index = 1u32;
+    // Component numbers, counted down; stays above every open index
+    // (indices in use + components closed ≤ n). Wraps only after the last.
+    let mut component = (n - 1) as u32;
+    // Open vertices that are not the root of their component (yet).
+    let mut waiting: Vec<VertexId> = Vec::new();
+    let mut members: Vec<VertexId> = Vec::new();
+    // Call stack: (vertex, position in its out-neighbour list, still a root).
+    let mut calls: Vec<(VertexId, usize, bool)> = Vec::new();
+    for start in starts {
+        if rindex[start as usize] != 0 || !allowed(start) {
+            continue;
+        }
+        rindex[start as usize] = next_index;
+        next_index += 1;
+        calls.push((start, 0, true));
+        while let Some(top) = calls.last_mut() {
+            let v = top.0;
+            let nb = g.out_neighbors(v);
+            let (mut pos, mut root) = (top.1, top.2);
+            let mut low = rindex[v as usize];
+            let mut descend = None;
+            while pos < nb.len() {
+                let w = nb[pos];
+                pos += 1;
+                if !allowed(w) {
+                    continue;
+                }
+                let rw = rindex[w as usize];
+                if rw == 0 {
+                    descend = Some(w);
+                    break;
+                }
+                root &= rw >= low;
+                low = low.min(rw);
+            }
+            *top = (v, pos, root);
+            rindex[v as usize] = low;
+            if let Some(w) = descend {
+                rindex[w as usize] = next_index;
+                next_index += 1;
+                calls.push((w, 0, true));
+                continue;
+            }
+            calls.pop();
+            if root {
+                // `v` closes its component: it and every waiting vertex
+                // opened after it.
+                next_index -= 1;
+                members.clear();
+                members.push(v);
+                let mut label = v;
+                while let Some(&w) = waiting.last() {
+                    if rindex[w as usize] < low {
+                        break;
+                    }
+                    waiting.pop();
+                    rindex[w as usize] = component;
+                    next_index -= 1;
+                    members.push(w);
+                    label = label.min(w);
+                }
+                rindex[v as usize] = component;
+                component = component.wrapping_sub(1);
+                found(&members, label);
+            } else {
+                waiting.push(v);
+            }
+            // Back in the parent: `v`'s value lowers the parent's.
+            if let Some(parent) = calls.last_mut() {
+                let rv = rindex[v as usize];
+                let rp = rindex[parent.0 as usize];
+                if rv < rp {
+                    rindex[parent.0 as usize] = rv;
+                    parent.2 = false;
+                }
+            }
+        }
+    }
 }
 
 /// [`run`] with the serial cut-off as a parameter (0 = colour to the end),
@@ -131,7 +279,7 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
         .collect();
     while !remaining.is_empty() {
         if remaining.len() <= serial_cutoff {
-            tarjan(g, remaining.iter().copied(), live, |members, label| {
+            pearce(g, remaining.iter().copied(), live, |members, label| {
                 for &x in members {
                     comp[x as usize].store(label, Ordering::Relaxed);
                 }
@@ -596,6 +744,9 @@ mod tests {
                 prop_assert_eq!(&got, &want);
                 let coloured = with_threads(t, || run_with_cutoff(&g, 0)).unwrap();
                 prop_assert_eq!(&coloured, &want);
+                // Trim and forward–backward, then Pearce on the rest.
+                let tail = with_threads(t, || run_with_cutoff(&g, usize::MAX)).unwrap();
+                prop_assert_eq!(&tail, &want);
             }
             prop_assert!(verify(&g, &cfg, &want).is_ok());
         }
