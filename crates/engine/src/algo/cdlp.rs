@@ -22,7 +22,13 @@
 //! mini-chunks: each vertex gathers its neighbours' labels into a
 //! per-thread buffer, then counts them in a per-thread array indexed by label
 //! (graphs up to a million vertices) or sorts them and takes the longest
-//! run. `O(Σ d)` or `O(Σ d log d)` per iteration; deterministic.
+//! run. `O(Σ d)` or `O(Σ d log d)` per iteration; deterministic. Once
+//! fewer than half the labels changed in an iteration, a vertex none of
+//! whose neighbours' labels changed keeps its label without a recount
+//! (exact: the new label depends on the neighbours' labels alone). Kronecker
+//! labels settle within four iterations: kron20 at 10 iterations 0.52–0.56
+//! → 0.39–0.42 s, cnr-2000 0.11 → 0.10 s; a road graph's keep changing, so
+//! it skips nothing.
 //!
 //! **Executor fit.** Not a vertex program: the message of a dense signal
 //! would be a whole label histogram (neither small nor cheaply combinable),
@@ -36,6 +42,7 @@ use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use crate::error::{AlgoError, VerifyError};
+use crate::program::trace_enabled;
 
 /// Default number of iterations (the Graphalytics examples use 2 or 10).
 pub const DEFAULT_ITERATIONS: usize = 10;
@@ -150,6 +157,19 @@ fn mode_by_counting(labels: &[u32], counts: &mut [u32]) -> Option<u32> {
     (top > 0).then_some(best)
 }
 
+/// Vertices whose neighbours kept their labels are skipped once fewer than
+/// `CHECK_BELOW_NUM / CHECK_BELOW_DEN` of all labels changed in the last
+/// iteration.
+const CHECK_BELOW_NUM: usize = 1;
+/// See [`CHECK_BELOW_NUM`].
+const CHECK_BELOW_DEN: usize = 2;
+/// Which labels changed is recorded while fewer than
+/// `TRACK_BELOW_NUM / TRACK_BELOW_DEN` of them changed in the last
+/// iteration (and in the first).
+const TRACK_BELOW_NUM: usize = 9;
+/// See [`TRACK_BELOW_NUM`].
+const TRACK_BELOW_DEN: usize = 10;
+
 /// Runs CDLP in parallel on the current rayon pool.
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     run_with(g, cfg, COUNT_ARRAY_MAX_N)
@@ -169,18 +189,41 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
     let arrays: Vec<Mutex<Vec<u32>>> = (0..rayon::current_num_threads().max(1))
         .map(|_| Mutex::new(if counting { vec![0; n] } else { Vec::new() }))
         .collect();
-    for _ in 0..cfg.iterations {
+    // `changed[u]`: whether u's label changed in the last iteration. A
+    // vertex none of whose neighbours changed gets the label it got last
+    // time, which is its current one, so once few labels change only the
+    // others are recomputed (exact: a vertex's new label depends on its
+    // neighbours' labels alone). The flags are only kept (`track`) while
+    // the share that changes is below TRACK_BELOW; on a road graph nearly
+    // every label changes every iteration and neither flags nor test pay.
+    let mut changed = crate::hugepages::filled(n, 0u8);
+    let mut changed_next = crate::hugepages::filled(n, 0u8);
+    let (mut track, mut check) = (true, false);
+    for iteration in 0..cfg.iterations {
+        let started = trace_enabled().then(std::time::Instant::now);
         let prev = &label;
-        next.par_chunks_mut(crate::edge_map::MINI_CHUNK)
+        let was = &changed;
+        let moved: usize = next
+            .par_chunks_mut(crate::edge_map::MINI_CHUNK)
+            .zip(changed_next.par_chunks_mut(crate::edge_map::MINI_CHUNK))
             .enumerate()
-            .for_each_init(Vec::new, |buf, (c, slots)| {
+            .map_init(Vec::new, |buf, (c, (slots, flags))| {
                 let lo = c * crate::edge_map::MINI_CHUNK;
                 let slot_of = rayon::current_thread_index().unwrap_or(0) % arrays.len();
                 let mut counts = arrays[slot_of].lock().unwrap_or_else(|e| e.into_inner());
+                let mut moved = 0usize;
                 for (i, slot) in slots.iter_mut().enumerate() {
                     let v = (lo + i) as VertexId;
                     let a = out.neighbors(v);
                     let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
+                    let own = prev[v as usize];
+                    if check && !a.iter().chain(b).any(|&u| was[u as usize] != 0) {
+                        *slot = own;
+                        if track {
+                            flags[i] = 0;
+                        }
+                        continue;
+                    }
                     let at = |j: usize| -> u32 {
                         let u = if j < a.len() { a[j] } else { b[j - a.len()] };
                         prev[u as usize]
@@ -188,8 +231,8 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
                     // Degrees up to 3 (most of a road graph) without a sort;
                     // with two labels, each occurring once or the same twice,
                     // the smaller is the mode either way.
-                    *slot = match a.len() + b.len() {
-                        0 => prev[v as usize],
+                    let new = match a.len() + b.len() {
+                        0 => own,
                         1 => at(0),
                         2 => at(0).min(at(1)),
                         3 => mode_of_three(at(0), at(1), at(2)),
@@ -202,12 +245,30 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
                                 buf.sort_unstable();
                                 mode_of_sorted(buf)
                             };
-                            mode.unwrap_or(prev[v as usize])
+                            mode.unwrap_or(own)
                         }
                     };
+                    *slot = new;
+                    moved += usize::from(new != own);
+                    if track {
+                        flags[i] = u8::from(new != own);
+                    }
                 }
-            });
+                moved
+            })
+            .sum();
         std::mem::swap(&mut label, &mut next);
+        std::mem::swap(&mut changed, &mut changed_next);
+        // The flags just written are valid for the next iteration's test.
+        check = track && moved * CHECK_BELOW_DEN < n * CHECK_BELOW_NUM;
+        track = moved * TRACK_BELOW_DEN < n * TRACK_BELOW_NUM;
+        if let Some(t) = started {
+            eprintln!(
+                "plexus-trace cdlp iteration {} changed {moved} {:.3} ms",
+                iteration + 1,
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
     }
     Ok(Output {
         label,
@@ -304,6 +365,40 @@ mod tests {
             .collect();
         assert_eq!(out.label, want);
         verify(&g, &cfg, &out).unwrap();
+    }
+
+    #[test]
+    fn skipping_settled_neighbourhoods_changes_no_label() {
+        // Kronecker and R-MAT labels settle within a few iterations (few
+        // change, so the later ones skip most vertices); a grid's keep
+        // moving. Each equals the sequential reference at every count.
+        for kind in [
+            plexus_graph::generate::Generator::Kron,
+            plexus_graph::generate::Generator::Rmat,
+            plexus_graph::generate::Generator::Grid2d {
+                width: 40,
+                height: 30,
+            },
+        ] {
+            let g = plexus_graph::generate::generate(
+                kind,
+                &plexus_graph::generate::GenOptions {
+                    scale: 11,
+                    edge_factor: 8,
+                    seed: 7,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            for iterations in [1, 4, 12] {
+                let cfg = Config { iterations };
+                let want = reference(&g, &cfg).unwrap();
+                for t in THREADS {
+                    let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
+                    assert_eq!(got, want, "{kind:?}, {iterations} iterations, {t} threads");
+                }
+            }
+        }
     }
 
     #[test]
