@@ -228,7 +228,7 @@ pub(crate) fn state_bytes(g: &Graph, r: &Resolved) -> u64 {
         },
         // union-find parents and labels.
         Resolved::Wcc => 8 * n,
-        // label, next, plus per-thread buffers.
-        Resolved::Cdlp { .. } => 8 * n,
+        // label, next, changed flags, plus per-thread buffers.
+        Resolved::Cdlp { .. } => 9 * n,
     }
 }

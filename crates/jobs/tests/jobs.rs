@@ -184,7 +184,7 @@ fn algorithm(kind: u8, root: u32, damping: u8, n: usize) -> Algorithm {
         },
         4 => Algorithm::Wcc,
         _ => Algorithm::Cdlp {
-            iterations: 1 + damping as usize % 4,
+            iterations: 1 + damping as usize % 10,
         },
     }
 }

@@ -24,6 +24,12 @@ pub struct CdlpGroup {
     label: Vec<u32>,
     next: Vec<AtomicU32>,
     done: usize,
+    /// `changed[u]`: whether u's label changed in the last superstep.
+    changed: Vec<u8>,
+    /// Whether this superstep skips vertices none of whose neighbours'
+    /// labels changed (they keep theirs, exactly as the engine's
+    /// `algo::cdlp` skips them): once fewer than half the labels changed.
+    check: bool,
 }
 
 /// The smallest most frequent value of a sorted slice.
@@ -53,6 +59,8 @@ impl CdlpGroup {
             label: plexus_engine::hugepages::from_fn(n, |v| g.natural_id(v as VertexId)),
             next: Vec::new(),
             done: 0,
+            changed: Vec::new(),
+            check: false,
         }
     }
 }
@@ -102,7 +110,17 @@ impl ScanTask for CdlpGroup {
             j.maybe_fault();
         }
         let mut buf = Vec::new();
+        let directed = g.is_directed();
         for v in chunk.vertices() {
+            if self.check {
+                let moved = |u: &VertexId| self.changed[*u as usize] != 0;
+                let settled = !g.out_neighbors(v).iter().any(moved)
+                    && !(directed && g.in_neighbors(v).iter().any(moved));
+                if settled {
+                    self.next[v as usize].store(self.label[v as usize], Ordering::Relaxed);
+                    continue;
+                }
+            }
             buf.clear();
             buf.extend(g.out_neighbors(v).iter().map(|&u| self.label[u as usize]));
             if g.is_directed() {
@@ -116,11 +134,27 @@ impl ScanTask for CdlpGroup {
 
     fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {
         let next = &self.next;
-        self.label
-            .par_iter_mut()
+        let n = self.label.len();
+        if self.changed.len() != n {
+            self.changed = plexus_engine::hugepages::filled(n, 0u8);
+        }
+        let moved: usize = self
+            .label
+            .par_chunks_mut(4096)
+            .zip(self.changed.par_chunks_mut(4096))
             .enumerate()
-            .with_min_len(4096)
-            .for_each(|(v, l)| *l = next[v].load(Ordering::Relaxed));
+            .map(|(c, (labels, flags))| {
+                let mut moved = 0;
+                for (i, (l, f)) in labels.iter_mut().zip(flags).enumerate() {
+                    let new = next[c * 4096 + i].load(Ordering::Relaxed);
+                    *f = u8::from(new != *l);
+                    moved += usize::from(new != *l);
+                    *l = new;
+                }
+                moved
+            })
+            .sum();
+        self.check = moved * 2 < n;
         self.done += 1;
     }
 
@@ -133,7 +167,7 @@ impl ScanTask for CdlpGroup {
     }
 
     fn state_bytes(&self) -> u64 {
-        8 * self.label.len() as u64
+        9 * self.label.len() as u64
     }
 
     fn join(&mut self, _g: &Graph, job: &Arc<JobShared>) -> bool {
