@@ -114,9 +114,9 @@ impl ScanTask for CdlpGroup {
         for v in chunk.vertices() {
             if self.check {
                 let moved = |u: &VertexId| self.changed[*u as usize] != 0;
-                let settled = !g.out_neighbors(v).iter().any(moved)
-                    && !(directed && g.in_neighbors(v).iter().any(moved));
-                if settled {
+                let unsettled = g.out_neighbors(v).iter().any(moved)
+                    || (directed && g.in_neighbors(v).iter().any(moved));
+                if !unsettled {
                     self.next[v as usize].store(self.label[v as usize], Ordering::Relaxed);
                     continue;
                 }
