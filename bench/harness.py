@@ -239,6 +239,36 @@ def run_peers(name, path, info, kernels, runs, threads, timeout, libraries):
     return rows
 
 
+def pooled(first, later):
+    """One result from the same measurement taken in several rounds: the
+    timed runs of every round that succeeded, with median, min and max over
+    all of them (the first round's other fields)."""
+    every = [first] + later
+    failed = [r for r in every if r.get("status") != "ok"]
+    if failed:
+        # A round that failed (or timed out) is what the table shows.
+        return failed[0]
+    ok = [r for r in every if r.get("runs")]
+    if not ok:
+        return first
+    out = dict(ok[0])
+    out["runs"] = [t for r in ok for t in r["runs"]]
+    out["median"] = statistics.median(out["runs"])
+    out["min"] = min(out["runs"])
+    out["max"] = max(out["runs"])
+    out["rounds"] = len(ok)
+    return out
+
+
+def pooled_peers(rounds):
+    """The peers' rows of several rounds, pooled per library and kernel."""
+    keyed = {}
+    for rows in rounds:
+        for r in rows:
+            keyed.setdefault((r["library"], r["kernel"]), []).append(r)
+    return [pooled(rs[0], rs[1:]) for rs in keyed.values()]
+
+
 def probe(threads):
     """Triad bandwidth from `plexus probe` (bytes/s), or None."""
     p = subprocess.run([PLEXUS, "-q", "probe", "--threads", str(threads), "--json"], env=env_plexus(),
@@ -302,10 +332,14 @@ def fmt_s(x):
 def report(res):
     """The Markdown report: machine, graphs, then one table per graph."""
     m = res["machine"]
-    lines = ["Machine: %s, %s cores, L3 %s, %s RAM, Linux %s; %s. %d threads, %d timed runs per kernel "
+    rounds = res.get("rounds", 1)
+    timed = ("%d timed runs per kernel" % res["runs"] if rounds == 1 else
+             "%d rounds of %d timed runs per kernel, each round Plexus then the peers, runs pooled"
+             % (rounds, res["runs"]))
+    lines = ["Machine: %s, %s cores, L3 %s, %s RAM, Linux %s; %s. %d threads, %s "
              "(median, min–max), load (opening the store) reported apart; every Plexus result verified once "
              "outside the timed runs." % (m["cpu"], m["cores"], m["l3"], m["memory"], m["kernel"], m["date"],
-                                           res["threads"], res["runs"]), ""]
+                                           res["threads"], timed), ""]
     if res.get("probe"):
         p = res["probe"]
         lines.append("Memory bandwidth (`plexus probe`, %d threads): copy %.1f, scale %.1f, add %.1f, triad %.1f GB/s."
@@ -368,6 +402,10 @@ def main():
     ap.add_argument("--graphs", help="comma-separated graph names (default: all of the full set)")
     ap.add_argument("--kernels", help="comma-separated kernel names (default: all)")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per kernel (default 5)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="per graph, time Plexus and then the peers this many times over, and pool each "
+                         "library's runs (the host's noise drifts over minutes; rounds spread every "
+                         "library over the same minutes; default 1)")
     ap.add_argument("--threads", type=int, default=2, help="threads for Plexus and every peer (default 2)")
     ap.add_argument("--no-peers", action="store_true", help="skip the Python peer libraries")
     ap.add_argument("--peer-timeout", type=int, default=300, help="seconds before a peer kernel is killed")
@@ -403,7 +441,8 @@ def main():
     peers = not (a.quick or a.no_peers)
     os.makedirs(OUT, exist_ok=True)
 
-    res = {"machine": machine(), "threads": a.threads, "runs": runs, "graphs": [],
+    rounds = 1 if a.quick else max(1, a.rounds)
+    res = {"machine": machine(), "threads": a.threads, "runs": runs, "rounds": rounds, "graphs": [],
            "probe": None if a.quick else probe(a.threads)}
     failures = []
     for name in names:
@@ -418,13 +457,24 @@ def main():
         ks = [k for k, scope in KERNELS if k in wanted and
               (scope == "any" or (scope == "directed") == directed)]
         g["kernels"] = {}
-        for k in ks:
-            t = time.time()
-            r = run_plexus(k, name, g["info"], runs, a.threads)
-            g["kernels"][k] = r
-            log("  %-12s %-14s %s (%.1f s)" % (k, r["status"], fmt_s(r.get("median")), time.time() - t))
-            if r["status"] != "ok":
-                failures.append("%s on %s: %s" % (k, name, r.get("error") or r.get("verify_error")))
+        peer_rounds = []
+        peer_ks = [k for k in ks if k != "pagerank-gs"]
+        for rnd in range(rounds):
+            if rounds > 1:
+                log("round %d of %d on %s" % (rnd + 1, rounds, name))
+            for k in ks:
+                t = time.time()
+                r = run_plexus(k, name, g["info"], runs, a.threads)
+                log("  %-12s %-14s %s (%.1f s)" % (k, r["status"], fmt_s(r.get("median")), time.time() - t))
+                if r["status"] != "ok":
+                    failures.append("%s on %s: %s" % (k, name, r.get("error") or r.get("verify_error")))
+                g["kernels"][k] = pooled(g["kernels"][k], [r]) if k in g["kernels"] else r
+            if peers:
+                log("peers on %s" % name)
+                if rnd == 0:
+                    export = export_for_peers(name)
+                peer_rounds.append(run_peers(name, export, g["info"], peer_ks, runs, a.threads,
+                                             a.peer_timeout, a.peer_libraries))
         if res["probe"]:
             g["bandwidth"] = {}
             for k in ("pagerank", "pagerank-gs", "wcc"):
@@ -437,10 +487,7 @@ def main():
                     g["bandwidth"][k] = {"bytes": b, "per": per, "gbs": gbs,
                                          "fraction_of_triad": gbs / res["probe"]["triad_gbs"]}
         if peers:
-            log("peers on %s" % name)
-            peer_ks = [k for k in ks if k != "pagerank-gs"]
-            g["peers"] = run_peers(name, export_for_peers(name), g["info"], peer_ks, runs, a.threads,
-                                   a.peer_timeout, a.peer_libraries)
+            g["peers"] = pooled_peers(peer_rounds)
         res["graphs"].append(g)
 
     with open(a.results, "w") as f:
