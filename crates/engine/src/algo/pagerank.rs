@@ -1261,16 +1261,23 @@ mod tests {
                 personalization,
                 ..Config::default()
             };
-            let fused = run(g, &cfg).unwrap();
-            let program = run_on(&crate::program::InMemory::new(g), &cfg).unwrap();
-            assert_eq!(fused.iterations, program.iterations);
-            assert_eq!(fused.change.to_bits(), program.change.to_bits());
-            assert!(fused
-                .rank
-                .iter()
-                .zip(&program.rank)
-                .all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert_fused_equals_program(g, &cfg);
         }
+    }
+
+    /// The fused kernel and the vertex program on the in-memory executor
+    /// give the same iterations, change and ranks, bit for bit.
+    fn assert_fused_equals_program(g: &Graph, cfg: &Config) {
+        let fused = run(g, cfg).unwrap();
+        verify(g, cfg, &fused).unwrap();
+        let program = run_on(&crate::program::InMemory::new(g), cfg).unwrap();
+        assert_eq!(fused.iterations, program.iterations);
+        assert_eq!(fused.change.to_bits(), program.change.to_bits());
+        assert!(fused
+            .rank
+            .iter()
+            .zip(&program.rank)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 
     #[test]
@@ -1311,16 +1318,7 @@ mod tests {
                     tolerance: 1e-9,
                     ..Config::default()
                 };
-                let fused = run(g, &cfg).unwrap();
-                verify(g, &cfg, &fused).unwrap();
-                let program = run_on(&crate::program::InMemory::new(g), &cfg).unwrap();
-                assert_eq!(fused.iterations, program.iterations);
-                assert_eq!(fused.change.to_bits(), program.change.to_bits());
-                assert!(fused
-                    .rank
-                    .iter()
-                    .zip(&program.rank)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()));
+                assert_fused_equals_program(g, &cfg);
             }
         }
         // Kronecker lists are long: no slots.

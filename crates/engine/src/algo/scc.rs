@@ -107,19 +107,20 @@ const SERIAL_ARCS: usize = 4 << 20;
 /// All components by [`pearce`], one pass.
 fn serial(g: &Graph) -> Output {
     let n = g.num_vertices();
+    labelled(n, |found| pearce(g, 0..n as VertexId, |_| true, found))
+}
+
+/// The output of a sequential search over all `n` vertices that reports
+/// each component once, as `found(members, smallest id)`.
+fn labelled(n: usize, search: impl FnOnce(&mut dyn FnMut(&[VertexId], u32))) -> Output {
     let mut component = vec![UNASSIGNED; n];
     let mut count = 0;
-    pearce(
-        g,
-        0..n as VertexId,
-        |_| true,
-        |members, label| {
-            for &x in members {
-                component[x as usize] = label;
-            }
-            count += 1;
-        },
-    );
+    search(&mut |members, label| {
+        for &x in members {
+            component[x as usize] = label;
+        }
+        count += 1;
+    });
     Output { component, count }
 }
 
@@ -471,20 +472,9 @@ fn reach_coloured(
 /// explicit stack instead of recursion.
 pub fn reference(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
     let n = g.num_vertices();
-    let mut component = vec![UNASSIGNED; n];
-    let mut count = 0;
-    tarjan(
-        g,
-        0..n as VertexId,
-        |_| true,
-        |members, label| {
-            for &x in members {
-                component[x as usize] = label;
-            }
-            count += 1;
-        },
-    );
-    Ok(Output { component, count })
+    Ok(labelled(n, |found| {
+        tarjan(g, 0..n as VertexId, |_| true, found)
+    }))
 }
 
 /// Iterative Tarjan over the subgraph induced by the vertices where
