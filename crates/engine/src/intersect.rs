@@ -55,7 +55,7 @@ pub fn for_each_common(a: &[VertexId], b: &[VertexId], mut found: impl FnMut(Ver
 
 /// `|a ∩ b|` by a branch-free merge (equal elements move both cursors).
 #[inline]
-pub fn count_scalar(a: &[VertexId], b: &[VertexId]) -> u64 {
+fn count_scalar(a: &[VertexId], b: &[VertexId]) -> u64 {
     let (mut i, mut j, mut c) = (0, 0, 0u64);
     while i < a.len() && j < b.len() {
         let (x, y) = (a[i], b[j]);
@@ -68,7 +68,7 @@ pub fn count_scalar(a: &[VertexId], b: &[VertexId]) -> u64 {
 
 /// [`for_each_common`] by a plain merge.
 #[inline]
-pub fn for_each_scalar(a: &[VertexId], b: &[VertexId], mut found: impl FnMut(VertexId)) -> u64 {
+fn for_each_scalar(a: &[VertexId], b: &[VertexId], mut found: impl FnMut(VertexId)) -> u64 {
     let (mut i, mut j, mut c) = (0, 0, 0u64);
     while i < a.len() && j < b.len() {
         let (x, y) = (a[i], b[j]);

@@ -163,6 +163,24 @@ fn mode_by_counting(labels: &[u32], counts: &mut [u32]) -> Option<u32> {
 const CHECK_BELOW_NUM: usize = 1;
 /// See [`CHECK_BELOW_NUM`].
 const CHECK_BELOW_DEN: usize = 2;
+
+/// Whether, after an iteration in which `moved` of `n` labels changed,
+/// the next one skips settled vertices ([`settled`]): once fewer than
+/// half changed. Public so that other executors of CDLP (the job
+/// manager's group) skip exactly when the engine does.
+pub fn skips_settled(moved: usize, n: usize) -> bool {
+    moved * CHECK_BELOW_DEN < n * CHECK_BELOW_NUM
+}
+
+/// Whether none of the neighbours CDLP reads for `v` (out-, and in- when
+/// directed) has `changed[u] != 0`: then `v`'s next label is its current
+/// one, since a vertex's new label depends on its neighbours' labels alone.
+#[inline]
+pub fn settled(g: &Graph, v: VertexId, changed: &[u8]) -> bool {
+    !neighbour_lists(g, v)
+        .iter()
+        .any(|list| list.iter().any(|&u| changed[u as usize] != 0))
+}
 /// Which labels changed is recorded while fewer than
 /// `TRACK_BELOW_NUM / TRACK_BELOW_DEN` of them changed in the last
 /// iteration (and in the first).
@@ -217,7 +235,7 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
                     let a = out.neighbors(v);
                     let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
                     let own = prev[v as usize];
-                    if check && !a.iter().chain(b).any(|&u| was[u as usize] != 0) {
+                    if check && settled(g, v, was) {
                         *slot = own;
                         if track {
                             flags[i] = 0;
@@ -260,7 +278,7 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
         std::mem::swap(&mut label, &mut next);
         std::mem::swap(&mut changed, &mut changed_next);
         // The flags just written are valid for the next iteration's test.
-        check = track && moved * CHECK_BELOW_DEN < n * CHECK_BELOW_NUM;
+        check = track && skips_settled(moved, n);
         track = moved * TRACK_BELOW_DEN < n * TRACK_BELOW_NUM;
         if let Some(t) = started {
             eprintln!(

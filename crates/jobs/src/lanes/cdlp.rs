@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use plexus_engine::algo::cdlp;
 use plexus_engine::edge_map::Mode;
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
@@ -110,16 +111,10 @@ impl ScanTask for CdlpGroup {
             j.maybe_fault();
         }
         let mut buf = Vec::new();
-        let directed = g.is_directed();
         for v in chunk.vertices() {
-            if self.check {
-                let moved = |u: &VertexId| self.changed[*u as usize] != 0;
-                let unsettled = g.out_neighbors(v).iter().any(moved)
-                    || (directed && g.in_neighbors(v).iter().any(moved));
-                if !unsettled {
-                    self.next[v as usize].store(self.label[v as usize], Ordering::Relaxed);
-                    continue;
-                }
+            if self.check && cdlp::settled(g, v, &self.changed) {
+                self.next[v as usize].store(self.label[v as usize], Ordering::Relaxed);
+                continue;
             }
             buf.clear();
             buf.extend(g.out_neighbors(v).iter().map(|&u| self.label[u as usize]));
@@ -154,7 +149,7 @@ impl ScanTask for CdlpGroup {
                 moved
             })
             .sum();
-        self.check = moved * 2 < n;
+        self.check = cdlp::skips_settled(moved, n);
         self.done += 1;
     }
 
