@@ -72,6 +72,12 @@ pub struct BatchArgs {
     /// pass per bucket) instead of the engine's delta-stepping kernel.
     #[arg(long)]
     pub sssp_in_scan: bool,
+    /// In shared mode, run PageRank jobs in lanes (ranks bit-identical to
+    /// `plexus run`) instead of one damping series for the jobs that
+    /// arrive together (ranks equal within rounding, one gather per edge
+    /// for all of them).
+    #[arg(long)]
+    pub pagerank_lanes: bool,
     /// Write each finished job's per-vertex result to DIR/NAME.csv (external ids).
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
@@ -429,6 +435,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         fuse: !a.no_fuse,
         fuse_sssp: a.fuse_sssp,
         sssp_in_scan: a.sssp_in_scan,
+        pagerank_series: !a.pagerank_lanes,
         cpus: None,
     })?;
     // A panic inside a guarded kernel fails its job; keep the screen quiet

@@ -183,6 +183,26 @@ fn a_stale_profile_after_a_reimport_is_detected_and_a_corrupt_one_rebuilt() {
     assert!(!env.profile_file().exists());
 }
 
+/// Asserts that two runs' summaries agree: exactly, except PageRank's top
+/// ranks, which agree within rounding (the shared manager may run
+/// PageRank jobs as a damping series; ties among the top may then order
+/// otherwise, so only the values are compared).
+fn assert_same(mut a: Vec<Value>, mut b: Vec<Value>, what: &str) {
+    let mut top = |s: &mut Vec<Value>| -> Vec<f64> {
+        s.iter_mut()
+            .filter_map(|x| x.as_object_mut().and_then(|o| o.remove("top")))
+            .flat_map(|t| t.as_array().cloned().unwrap_or_default())
+            .filter_map(|t| t["rank"].as_f64())
+            .collect()
+    };
+    let (ta, tb) = (top(&mut a), top(&mut b));
+    assert_eq!(a, b, "{what}");
+    assert_eq!(ta.len(), tb.len(), "{what}");
+    for (x, y) in ta.iter().zip(&tb) {
+        assert!((x - y).abs() <= 1e-12 * x.abs(), "{what}: rank {x} vs {y}");
+    }
+}
+
 fn summaries(r: &Value) -> Vec<Value> {
     r["jobs"]
         .as_array()
@@ -233,7 +253,7 @@ fn every_scheduler_gives_the_results_of_sequential_mode_with_qos() {
             .iter()
             .all(|j| j["qos"].is_number()));
         assert!(r.get("decisions").is_none());
-        assert_eq!(summaries(&r), summaries(&seq), "{policy}");
+        assert_same(summaries(&r), summaries(&seq), policy);
     }
 }
 
@@ -350,7 +370,7 @@ fn batch_on_a_machine_file_places_units_on_its_nodes() {
     assert_eq!(r["machine"]["nodes"], 2);
     assert_eq!(r["machine"]["cpus"].as_array().map(Vec::len), Some(2));
     assert!(r["resizes"].is_number() && r["pools_rebuilt"].is_number());
-    assert_eq!(summaries(&r), summaries(&seq));
+    assert_same(summaries(&r), summaries(&seq), "congra on two nodes");
     let placed = r["decisions"]
         .as_array()
         .expect("decisions")

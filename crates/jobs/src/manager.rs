@@ -91,6 +91,12 @@ pub struct ManagerConfig {
     /// the engine's delta-stepping kernel (default false: the kernel is
     /// faster, see [`crate::lanes::whole`]).
     pub sssp_in_scan: bool,
+    /// Serve PageRank jobs that arrive together and differ only in damping
+    /// and stopping rule from one damping-free power series (default true;
+    /// [`crate::lanes::pagerank_series`]). Their ranks then equal the
+    /// engine's within rounding instead of bit for bit; `false` runs them
+    /// in lanes, bit-identical to the engine.
+    pub pagerank_series: bool,
     /// Pin the pool's threads to these CPU ids (`sched_setaffinity`; the
     /// scheduler pins a unit to its NUMA node); `None`: not pinned.
     pub cpus: Option<Vec<usize>>,
@@ -107,6 +113,7 @@ impl Default for ManagerConfig {
             fuse: true,
             fuse_sssp: false,
             sssp_in_scan: false,
+            pagerank_series: true,
             cpus: None,
         }
     }
@@ -499,7 +506,7 @@ fn run_solo(inner: &Inner, job: Arc<JobShared>) {
     }
     let snap = Arc::clone(&job.snapshot);
     let g = snap.graph();
-    let Some(task) = new_task(g, &job, false, inner.cfg.sssp_in_scan) else {
+    let Some(task) = new_task(g, &job, false, inner.cfg.sssp_in_scan, false) else {
         job.finish(Err(JobError::Failed(
             "the job has no runnable parameters".into(),
         )));
@@ -598,7 +605,27 @@ fn shared_loop(inner: Arc<Inner>) {
             let g = group.snapshot.graph();
             let sssp = matches!(job.resolved, Some(crate::spec::Resolved::Sssp { .. }));
             let fuse = inner.cfg.fuse && job.fusable() && (inner.cfg.fuse_sssp || !sssp);
-            if fuse && group.tasks.iter_mut().any(|t| t.join(g, &job)) {
+            // PageRank jobs of the first wave that a damping series can
+            // serve go to one (one per precision), never to lanes; jobs
+            // arriving once a series runs go to lanes.
+            let series = fuse
+                && inner.cfg.pagerank_series
+                && !group
+                    .tasks
+                    .iter()
+                    .any(|t| t.pagerank_series() == Some(true))
+                && matches!(&job.resolved, Some(crate::spec::Resolved::PageRank(c))
+                    if crate::lanes::pagerank_series::fits(g, c));
+            if series {
+                if group
+                    .tasks
+                    .iter_mut()
+                    .filter(|t| t.pagerank_series() == Some(false))
+                    .any(|t| t.join(g, &job))
+                {
+                    continue;
+                }
+            } else if fuse && group.tasks.iter_mut().any(|t| t.join(g, &job)) {
                 continue;
             }
             if let (true, Some(crate::spec::Resolved::Bfs { source })) = (fuse, &job.resolved) {
@@ -615,7 +642,7 @@ fn shared_loop(inner: Arc<Inner>) {
                     continue;
                 }
             }
-            match new_task(g, &job, fuse, inner.cfg.sssp_in_scan) {
+            match new_task(g, &job, fuse, inner.cfg.sssp_in_scan, series) {
                 Some(t) => group.tasks.push(t),
                 None => job.finish(Err(JobError::Failed(
                     "the job has no runnable parameters".into(),

@@ -211,6 +211,13 @@ pub trait ScanTask: Send + Sync {
     fn join(&mut self, _g: &Graph, _job: &Arc<JobShared>) -> bool {
         false
     }
+    /// For a PageRank damping series ([`crate::lanes::pagerank_series`]),
+    /// whether it has started (a PageRank job that arrives after one
+    /// started runs in lanes rather than in a second series); `None` for
+    /// other tasks.
+    fn pagerank_series(&self) -> Option<bool> {
+        None
+    }
     /// A short name for traces (`PLEXUS_TRACE`).
     fn name(&self) -> &'static str {
         std::any::type_name::<Self>()

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes, when [`whole::MIN_BFS_LANES`] or more arrive together (or a group runs); fewer: the engine's kernel ([`whole::BfsJob`]) | engine `bfs::Program` ([`crate::drivers::BfsDriver`]) |
 //! | sssp | one task per job: the engine's kernel ([`whole::SsspJob`]); [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | the engine's kernel ([`whole::SsspJob`]); engine `sssp::Program` in the scan ([`crate::drivers::SsspDriver`]) when `sssp_in_scan` is set |
-//! | pagerank | [`pagerank::PageRankLanes`]: up to 16 variants, k values per vertex | the same task with one lane |
+//! | pagerank | [`pagerank_series::PageRankSeries`]: any number of jobs with the uniform teleport (plain Jacobi) that arrive together, from one damping-free power series; other PageRank jobs, or ones arriving after a series started: [`pagerank::PageRankLanes`], up to 16 variants, k values per vertex | the same lanes task with one lane |
 //! | wcc | [`whole::WccGroup`]: one Afforest run for all | the same task with one job |
 //! | cdlp | [`cdlp::CdlpGroup`]: one propagation up to the largest count | the same task with one job |
 use std::sync::Arc;
@@ -20,17 +20,21 @@ use crate::spec::Resolved;
 pub mod cdlp;
 pub mod msbfs;
 pub mod pagerank;
+pub mod pagerank_series;
 pub mod sssp;
 pub mod whole;
 
 /// A new task for `job` on `g`: a fusing group (which later jobs may join)
-/// when `fuse`, else a task of its own. `None` for a job that failed to
+/// when `fuse`, else a task of its own. `series`: a PageRank job that
+/// fits starts a damping series ([`pagerank_series`]) rather than lanes
+/// (the manager asks for one for the first wave of PageRank jobs). `None` for a job that failed to
 /// resolve (it has no parameters to run).
 pub(crate) fn new_task(
     g: &Graph,
     job: &Arc<JobShared>,
     fuse: bool,
     sssp_in_scan: bool,
+    series: bool,
 ) -> Option<Box<dyn ScanTask>> {
     let n = g.num_vertices();
     let resolved = job.resolved.as_ref()?;
@@ -52,6 +56,9 @@ pub(crate) fn new_task(
         }
         Resolved::Sssp { .. } => Box::new(sssp::SsspLanes::new(n)),
         Resolved::Bfs { .. } => Box::new(msbfs::MsBfs::new(n)),
+        Resolved::PageRank(cfg) if fuse && series && pagerank_series::fits(g, cfg) => {
+            Box::new(pagerank_series::PageRankSeries::new(n, cfg.precision))
+        }
         Resolved::PageRank(cfg) => Box::new(pagerank::PageRankLanes::new(n, cfg.precision)),
         Resolved::Wcc => Box::new(whole::WccGroup::new(n)),
         Resolved::Cdlp { .. } => Box::new(cdlp::CdlpGroup::new(g)),

@@ -51,7 +51,7 @@ struct Line([f64; 8]);
 /// A stored contribution `PR(u)/outdeg(u)` in a row: f64, or f32 for the
 /// engine's [`pagerank::Precision::Single`] (a row of 16 lanes is then one
 /// cache line instead of two).
-trait Elem: bytemuck::Pod + Send + Sync + 'static {
+pub(crate) trait Elem: bytemuck::Pod + Send + Sync + 'static {
     /// Lanes in one 64-byte line.
     const PER_LINE: usize;
     fn put(x: f64) -> Self;
@@ -356,10 +356,10 @@ impl PageRankLanes {
 
 /// Vertices per block of [`lane_sums`]: the engine's
 /// `program::deterministic_sum` block, so sums are bit-identical to it.
-const SUM_BLOCK: usize = 1024;
+pub(crate) const SUM_BLOCK: usize = 1024;
 
 /// How many edges ahead the pull asks for a contribution row.
-const PREFETCH_AHEAD: usize = 32;
+pub(crate) const PREFETCH_AHEAD: usize = 32;
 
 /// Asks the cache for every 64-byte line of `rows[at..at + K]`.
 #[inline(always)]
