@@ -188,7 +188,7 @@ fn a_stale_profile_after_a_reimport_is_detected_and_a_corrupt_one_rebuilt() {
 /// PageRank jobs as a damping series; ties among the top may then order
 /// otherwise, so only the values are compared).
 fn assert_same(mut a: Vec<Value>, mut b: Vec<Value>, what: &str) {
-    let mut top = |s: &mut Vec<Value>| -> Vec<f64> {
+    let top = |s: &mut Vec<Value>| -> Vec<f64> {
         s.iter_mut()
             .filter_map(|x| x.as_object_mut().and_then(|o| o.remove("top")))
             .flat_map(|t| t.as_array().cloned().unwrap_or_default())
