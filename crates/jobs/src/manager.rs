@@ -456,7 +456,9 @@ impl Inner {
             n,
             state.div_ceil(n),
         );
-        let t = ScanTable::build(g, target, threads * 8);
+        // Tasks share a chunk visit while their randomly read state fits the
+        // LLC together (scan::cache_runs).
+        let t = ScanTable::build(g, target, threads * 8).with_cache_bytes(self.llc.bytes);
         *lock(&self.table_info) = (t.chunks().len() as u64, t.target_bytes());
         t
     }

@@ -14,6 +14,19 @@
 //! one at depth 6) share the same pass; a task that arrives joins at the
 //! next pass.
 //!
+//! **Runs.** Sharing a chunk pays only while the tasks' randomly read state
+//! (a pull's contributions, CDLP's labels: [`ScanTask::gathered_bytes`])
+//! fits the cache together; beyond that their gathers evict each other and
+//! cost more than re-reading the chunk, which streams. So a pass groups the
+//! tasks first-fit into *runs* whose gathered state fits the table's cache
+//! budget ([`ScanTable::with_cache_bytes`], the LLC; [`cache_runs`]): the
+//! tasks of a run share every chunk visit, and the runs scan the chunks one
+//! after another. On kron22 the 16-job mix's CDLP group (9.6 MB of labels)
+//! and PageRank series (19 MB of contributions) took 1.26 s together for
+//! their second pass against 1.03 s in runs of their own, and the batch
+//! 10.06 s (median of 3) against 11.79 s (bench/NOTES.md, session 14).
+//! Tasks whose state is small still share one run.
+//!
 //! Tasks are [`ScanTask`]s. [`ProgramTask`] runs any engine
 //! [`VertexProgram`] unchanged (its [`Driver`] replays the engine's driver
 //! loop, one superstep per pass) through the engine's own per-vertex
@@ -71,6 +84,9 @@ impl ScanChunk {
 pub struct ScanTable {
     chunks: Vec<ScanChunk>,
     target_bytes: u64,
+    /// The cache the tasks of one chunk pass share their gathered state in
+    /// ([`ScanTable::with_cache_bytes`]); `u64::MAX`: unbounded.
+    cache_bytes: u64,
 }
 
 /// Bytes of one direction's arrays for vertices `s..e`.
@@ -128,7 +144,21 @@ impl ScanTable {
         ScanTable {
             chunks,
             target_bytes: target,
+            cache_bytes: u64::MAX,
         }
+    }
+
+    /// The same table with a cache budget: tasks whose state read at random
+    /// ([`ScanTask::gathered_bytes`]) would together exceed `bytes` share no
+    /// chunk visit ([`step_all`]). Without one, every task shares every chunk.
+    pub fn with_cache_bytes(mut self, bytes: u64) -> Self {
+        self.cache_bytes = bytes.max(1);
+        self
+    }
+
+    /// The cache budget ([`ScanTable::with_cache_bytes`]).
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache_bytes
     }
 
     /// The chunks, in scan order.
@@ -152,6 +182,30 @@ impl ScanTable {
         }
         bounds
     }
+}
+
+/// Groups tasks into runs over the chunks (first fit, in task order):
+/// `run[k]` for the task with `gathered[k]` bytes of randomly read state,
+/// so that the tasks of one run read at most `cache` bytes together. A
+/// task that alone exceeds `cache` runs on its own; when everything fits,
+/// all tasks share one run.
+pub(crate) fn cache_runs(gathered: &[u64], cache: u64) -> Vec<usize> {
+    let mut loads: Vec<u64> = Vec::new();
+    gathered
+        .iter()
+        .map(
+            |&b| match loads.iter().position(|&l| l.saturating_add(b) <= cache) {
+                Some(r) => {
+                    loads[r] += b;
+                    r
+                }
+                None => {
+                    loads.push(b);
+                    loads.len() - 1
+                }
+            },
+        )
+        .collect()
 }
 
 /// What a task does in the coming superstep.
@@ -206,6 +260,13 @@ pub trait ScanTask: Send + Sync {
     fn jobs(&self) -> Vec<Arc<JobShared>>;
     /// Bytes of per-vertex state the task holds.
     fn state_bytes(&self) -> u64;
+    /// Bytes of state a chunk pass of the task reads at random, indexed by
+    /// neighbour ids (a pull's contributions or labels): what competes with
+    /// other tasks' for the cache while they share a chunk. Default: all of
+    /// [`ScanTask::state_bytes`].
+    fn gathered_bytes(&self) -> u64 {
+        self.state_bytes()
+    }
     /// Takes `job` as a new lane at a superstep boundary, if the task fuses
     /// jobs of its kind and has room; `false` otherwise (the default).
     fn join(&mut self, _g: &Graph, _job: &Arc<JobShared>) -> bool {
@@ -347,6 +408,7 @@ pub fn step_all(
     let live: Vec<usize> = (0..prepared.len())
         .filter(|&i| prepared[i].plan.is_some())
         .collect();
+    let mut runs_used = 0usize;
     if !live.is_empty() {
         counters.passes.fetch_add(1, Ordering::Relaxed);
         let out = g.out().offsets();
@@ -354,82 +416,101 @@ pub fn step_all(
         let weighted = g.is_weighted();
         let directed = g.is_directed();
         let prep = &prepared;
-        // Per chunk: each live task's activated vertices, and bytes read.
-        let per_chunk: Vec<(Vec<Vec<VertexId>>, u64, u64)> = table
-            .chunks()
-            .par_iter()
-            .enumerate()
-            .with_max_len(1)
-            .map(|(ci, chunk)| {
-                let mut outs: Vec<Vec<VertexId>> = vec![Vec::new(); live.len()];
-                let (s, e) = (chunk.start as usize, chunk.end as usize);
-                let (mut pull_in, mut pull_out, mut pull_w) = (false, false, false);
-                let mut push_bytes = 0u64;
-                let mut visits = 0u64;
-                for (k, &ti) in live.iter().enumerate() {
-                    let p = &prep[ti];
-                    let Some(plan) = &p.plan else { continue };
-                    if p.task.cancelled() || lock(&p.failed).is_some() {
-                        continue;
-                    }
-                    let active: &[VertexId] = match plan.mode {
-                        Mode::Dense => &[],
-                        Mode::Sparse => {
-                            let a = &plan.active[p.bounds[ci]..p.bounds[ci + 1]];
-                            if a.is_empty() {
+        let runs = cache_runs(
+            &live
+                .iter()
+                .map(|&ti| prep[ti].task.gathered_bytes())
+                .collect::<Vec<_>>(),
+            table.cache_bytes(),
+        );
+        runs_used = runs.iter().max().map_or(0, |&r| r + 1);
+        // Per run, per chunk: each live task's activated vertices, and
+        // bytes read. Runs go one after another, each over every chunk.
+        let per_chunk: Vec<(Vec<Vec<VertexId>>, u64, u64)> = (0..runs_used)
+            .flat_map(|run| {
+                let (runs, live) = (&runs, &live);
+                table
+                    .chunks()
+                    .par_iter()
+                    .enumerate()
+                    .with_max_len(1)
+                    .map(move |(ci, chunk)| {
+                        let mut outs: Vec<Vec<VertexId>> = vec![Vec::new(); live.len()];
+                        let (s, e) = (chunk.start as usize, chunk.end as usize);
+                        let (mut pull_in, mut pull_out, mut pull_w) = (false, false, false);
+                        let mut push_bytes = 0u64;
+                        let mut visits = 0u64;
+                        for (k, &ti) in live.iter().enumerate() {
+                            if runs[k] != run {
                                 continue;
                             }
-                            a
-                        }
-                    };
-                    visits += 1;
-                    match plan.mode {
-                        Mode::Dense => {
-                            pull_in = true;
-                            pull_out |= plan.symmetric && directed;
-                            pull_w |= plan.weights;
-                        }
-                        Mode::Sparse => {
-                            let per_edge = 4 + if plan.weights && weighted { 8 } else { 0 };
-                            for &u in active {
-                                let u = u as usize;
-                                push_bytes += 16 + per_edge * (out[u + 1] - out[u]);
-                                if plan.symmetric && directed {
-                                    push_bytes += 16 + per_edge * (inc[u + 1] - inc[u]);
+                            let p = &prep[ti];
+                            let Some(plan) = &p.plan else { continue };
+                            if p.task.cancelled() || lock(&p.failed).is_some() {
+                                continue;
+                            }
+                            let active: &[VertexId] = match plan.mode {
+                                Mode::Dense => &[],
+                                Mode::Sparse => {
+                                    let a = &plan.active[p.bounds[ci]..p.bounds[ci + 1]];
+                                    if a.is_empty() {
+                                        continue;
+                                    }
+                                    a
+                                }
+                            };
+                            visits += 1;
+                            match plan.mode {
+                                Mode::Dense => {
+                                    pull_in = true;
+                                    pull_out |= plan.symmetric && directed;
+                                    pull_w |= plan.weights;
+                                }
+                                Mode::Sparse => {
+                                    let per_edge = 4 + if plan.weights && weighted { 8 } else { 0 };
+                                    for &u in active {
+                                        let u = u as usize;
+                                        push_bytes += 16 + per_edge * (out[u + 1] - out[u]);
+                                        if plan.symmetric && directed {
+                                            push_bytes += 16 + per_edge * (inc[u + 1] - inc[u]);
+                                        }
+                                    }
                                 }
                             }
+                            let task = p.task.as_ref();
+                            let t0 = trace.then(std::time::Instant::now);
+                            if let Err(msg) =
+                                guarded(|| task.run_chunk(g, chunk, active, &mut outs[k]))
+                            {
+                                let mut f = lock(&p.failed);
+                                if f.is_none() {
+                                    *f = Some(msg);
+                                }
+                            }
+                            if let Some(t0) = t0 {
+                                p.chunk_ns
+                                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                            }
                         }
-                    }
-                    let task = p.task.as_ref();
-                    let t0 = trace.then(std::time::Instant::now);
-                    if let Err(msg) = guarded(|| task.run_chunk(g, chunk, active, &mut outs[k])) {
-                        let mut f = lock(&p.failed);
-                        if f.is_none() {
-                            *f = Some(msg);
+                        // Bytes: pulled slices once; pushes capped by the chunk's slice.
+                        let w = weighted && pull_w;
+                        let mut bytes = 0;
+                        let mut out_counted = false;
+                        if pull_in {
+                            bytes += slice_bytes(inc, s, e, w);
+                            out_counted = !directed;
                         }
-                    }
-                    if let Some(t0) = t0 {
-                        p.chunk_ns
-                            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    }
-                }
-                // Bytes: pulled slices once; pushes capped by the chunk's slice.
-                let w = weighted && pull_w;
-                let mut bytes = 0;
-                let mut out_counted = false;
-                if pull_in {
-                    bytes += slice_bytes(inc, s, e, w);
-                    out_counted = !directed;
-                }
-                if pull_out {
-                    bytes += slice_bytes(out, s, e, w);
-                    out_counted = true;
-                }
-                if !out_counted && push_bytes > 0 {
-                    let cap = range_bytes(g, s, e);
-                    bytes += push_bytes.min(cap);
-                }
-                (outs, bytes, visits)
+                        if pull_out {
+                            bytes += slice_bytes(out, s, e, w);
+                            out_counted = true;
+                        }
+                        if !out_counted && push_bytes > 0 {
+                            let cap = range_bytes(g, s, e);
+                            bytes += push_bytes.min(cap);
+                        }
+                        (outs, bytes, visits)
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect();
         let mut bytes = 0u64;
@@ -449,7 +530,7 @@ pub fn step_all(
             .fetch_add(bytes, Ordering::Relaxed);
         counters
             .chunk_visits
-            .fetch_add(table.chunks().len() as u64, Ordering::Relaxed);
+            .fetch_add((table.chunks().len() * runs_used) as u64, Ordering::Relaxed);
         counters.task_chunks.fetch_add(visits, Ordering::Relaxed);
         for (k, &ti) in live.iter().enumerate() {
             let p = &mut prepared[ti];
@@ -485,7 +566,7 @@ pub fn step_all(
             })
             .collect();
         eprintln!(
-            "scan pass {:.1} ms: {}",
+            "scan pass {:.1} ms, {runs_used} run(s): {}",
             pass_start.elapsed().as_secs_f64() * 1e3,
             parts.join(" ")
         );
@@ -657,5 +738,23 @@ impl<D: Driver> ScanTask for ProgramTask<D> {
 
     fn state_bytes(&self) -> u64 {
         self.driver.state_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache_runs;
+
+    #[test]
+    fn tasks_share_a_run_while_their_gathered_state_fits_the_cache() {
+        // Everything fits: one run.
+        assert_eq!(cache_runs(&[1, 2, 3], 10), vec![0, 0, 0]);
+        // First fit in task order; a task larger than the cache runs alone
+        // and nothing joins it.
+        assert_eq!(cache_runs(&[6, 5, 20, 4, 1], 10), vec![0, 1, 2, 0, 1]);
+        // No budget: one run.
+        assert_eq!(cache_runs(&[u64::MAX, 7], u64::MAX), vec![0, 0]);
+        assert_eq!(cache_runs(&[3, 7], u64::MAX), vec![0, 0]);
+        assert!(cache_runs(&[], 1).is_empty());
     }
 }

@@ -920,3 +920,47 @@ fn damping_series_match_the_engine_and_late_jobs_run_in_lanes() {
         check_exact(snap.graph(), &late, late_h.take_result().unwrap().values());
     }
 }
+
+/// With a cache too small for two tasks' gathered state, PageRank and CDLP
+/// visit the chunks in runs of their own (more topology read), and the
+/// results are the same as when they share every chunk.
+#[test]
+fn tasks_whose_state_outgrows_the_cache_scan_apart_with_equal_results() {
+    let snap = Catalog::new().publish("m", medium_graph(true));
+    let algs = vec![
+        Algorithm::pagerank(0.85),
+        Algorithm::pagerank(0.5),
+        Algorithm::Cdlp { iterations: 6 },
+        Algorithm::Bfs { source: "7".into() },
+    ];
+    let mut read = Vec::new();
+    for llc in [16u64 << 10, 1 << 30] {
+        let mgr = JobManager::new(ManagerConfig {
+            threads: 2,
+            llc_bytes: Some(llc),
+            ..Default::default()
+        })
+        .expect("manager");
+        let hs: Vec<JobHandle> = {
+            let _hold = mgr.hold_admission();
+            algs.iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    mgr.submit(Arc::clone(&snap), JobSpec::new(format!("j{i}"), a.clone()))
+                        .unwrap()
+                })
+                .collect()
+        };
+        mgr.wait_all();
+        for (h, a) in hs.iter().zip(&algs) {
+            check(snap.graph(), a, h.take_result().unwrap().values());
+        }
+        read.push(mgr.stats().topology_bytes_read);
+    }
+    assert!(
+        read[0] > read[1],
+        "apart {} vs together {}",
+        read[0],
+        read[1]
+    );
+}

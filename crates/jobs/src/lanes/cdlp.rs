@@ -165,6 +165,16 @@ impl ScanTask for CdlpGroup {
         9 * self.label.len() as u64
     }
 
+    fn gathered_bytes(&self) -> u64 {
+        // Neighbours' labels, and their changed flags when skipping.
+        let n = self.label.len() as u64;
+        if self.check {
+            5 * n
+        } else {
+            4 * n
+        }
+    }
+
     fn join(&mut self, _g: &Graph, job: &Arc<JobShared>) -> bool {
         let Some(Resolved::Cdlp { iterations }) = job.resolved else {
             return false;

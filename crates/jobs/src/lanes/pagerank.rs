@@ -647,6 +647,12 @@ impl ScanTask for PageRankLanes {
         self.lane_bytes() * self.width() as u64
     }
 
+    fn gathered_bytes(&self) -> u64 {
+        // The pull reads a row of contributions per source id.
+        let elem = if self.single { 4 } else { 8 };
+        elem * self.stride() as u64 * self.n as u64
+    }
+
     fn join(&mut self, g: &Graph, job: &Arc<JobShared>) -> bool {
         if let Some(Resolved::PageRank(cfg)) = &job.resolved {
             if (cfg.precision == pagerank::Precision::Single) != self.single {

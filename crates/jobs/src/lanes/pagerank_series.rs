@@ -376,6 +376,11 @@ impl ScanTask for PageRankSeries {
         }
     }
 
+    fn gathered_bytes(&self) -> u64 {
+        // The pull reads the contributions of `y` by source id.
+        (if self.single { 4 } else { 8 }) * self.n as u64
+    }
+
     fn join(&mut self, g: &Graph, job: &Arc<JobShared>) -> bool {
         let Some(Resolved::PageRank(cfg)) = &job.resolved else {
             return false;
