@@ -335,9 +335,14 @@ fn shared_mode_reads_less_topology_than_sequential() {
         .collect();
     let bytes = |mode| {
         let mgr = manager(mode);
-        for a in &algs {
-            mgr.submit(Arc::clone(&snap), JobSpec::new("pr", a.clone()))
-                .unwrap();
+        {
+            // Together, so that shared mode runs one series (jobs arriving
+            // after it started would run in lanes, a second scan run).
+            let _hold = mgr.hold_admission();
+            for a in &algs {
+                mgr.submit(Arc::clone(&snap), JobSpec::new("pr", a.clone()))
+                    .unwrap();
+            }
         }
         mgr.wait_all();
         mgr.stats().topology_bytes_read
