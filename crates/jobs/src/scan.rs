@@ -234,6 +234,19 @@ pub struct ChunkPlan {
     pub active: Vec<VertexId>,
 }
 
+impl ChunkPlan {
+    /// A dense step over every chunk, without weights: a pull along
+    /// in-edges, and also along out-edges when `symmetric`.
+    pub fn dense(symmetric: bool) -> Self {
+        ChunkPlan {
+            mode: Mode::Dense,
+            symmetric,
+            weights: false,
+            active: Vec::new(),
+        }
+    }
+}
+
 /// A unit of work in the shared scan: one job, or several fused into lanes.
 ///
 /// The executor calls [`ScanTask::plan`] at each superstep boundary (with

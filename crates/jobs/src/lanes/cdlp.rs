@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use plexus_engine::algo::cdlp;
-use plexus_engine::edge_map::Mode;
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
@@ -98,12 +97,7 @@ impl ScanTask for CdlpGroup {
             j.mark_running();
             j.record_step(n as u64, g.num_arcs());
         }
-        Plan::Chunks(ChunkPlan {
-            mode: Mode::Dense,
-            symmetric: g.is_directed(),
-            weights: false,
-            active: Vec::new(),
-        })
+        Plan::Chunks(ChunkPlan::dense(g.is_directed()))
     }
 
     fn run_chunk(&self, g: &Graph, chunk: &ScanChunk, _a: &[VertexId], _out: &mut Vec<VertexId>) {

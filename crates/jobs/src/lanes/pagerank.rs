@@ -30,7 +30,6 @@
 use std::sync::Arc;
 
 use plexus_engine::algo::pagerank;
-use plexus_engine::edge_map::Mode;
 use plexus_engine::program::AtomicF64;
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
@@ -594,12 +593,7 @@ impl ScanTask for PageRankLanes {
             job.mark_running();
             job.record_step(n as u64, g.num_arcs());
         }
-        Plan::Chunks(ChunkPlan {
-            mode: Mode::Dense,
-            symmetric: false,
-            weights: false,
-            active: Vec::new(),
-        })
+        Plan::Chunks(ChunkPlan::dense(false))
     }
 
     fn run_chunk(

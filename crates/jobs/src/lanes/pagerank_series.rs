@@ -41,7 +41,6 @@
 use std::sync::Arc;
 
 use plexus_engine::algo::pagerank;
-use plexus_engine::edge_map::Mode;
 use plexus_engine::program::{deterministic_sum, AtomicF64};
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
@@ -311,12 +310,7 @@ impl ScanTask for PageRankSeries {
             m.job.mark_running();
             m.job.record_step(self.n as u64, g.num_arcs());
         }
-        Plan::Chunks(ChunkPlan {
-            mode: Mode::Dense,
-            symmetric: false,
-            weights: false,
-            active: Vec::new(),
-        })
+        Plan::Chunks(ChunkPlan::dense(false))
     }
 
     fn run_chunk(
