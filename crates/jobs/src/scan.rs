@@ -437,92 +437,91 @@ pub fn step_all(
             table.cache_bytes(),
         );
         runs_used = runs.iter().max().map_or(0, |&r| r + 1);
-        // Per run, per chunk: each live task's activated vertices, and
-        // bytes read. Runs go one after another, each over every chunk.
+        // One chunk visit by the tasks of one run: their activated
+        // vertices (indexed like `live`), the bytes read and the visits.
+        let visit = |run: usize, ci: usize, chunk: &ScanChunk| {
+            let mut outs: Vec<Vec<VertexId>> = vec![Vec::new(); live.len()];
+            let (s, e) = (chunk.start as usize, chunk.end as usize);
+            let (mut pull_in, mut pull_out, mut pull_w) = (false, false, false);
+            let mut push_bytes = 0u64;
+            let mut visits = 0u64;
+            for (k, &ti) in live.iter().enumerate() {
+                if runs[k] != run {
+                    continue;
+                }
+                let p = &prep[ti];
+                let Some(plan) = &p.plan else { continue };
+                if p.task.cancelled() || lock(&p.failed).is_some() {
+                    continue;
+                }
+                let active: &[VertexId] = match plan.mode {
+                    Mode::Dense => &[],
+                    Mode::Sparse => {
+                        let a = &plan.active[p.bounds[ci]..p.bounds[ci + 1]];
+                        if a.is_empty() {
+                            continue;
+                        }
+                        a
+                    }
+                };
+                visits += 1;
+                match plan.mode {
+                    Mode::Dense => {
+                        pull_in = true;
+                        pull_out |= plan.symmetric && directed;
+                        pull_w |= plan.weights;
+                    }
+                    Mode::Sparse => {
+                        let per_edge = 4 + if plan.weights && weighted { 8 } else { 0 };
+                        for &u in active {
+                            let u = u as usize;
+                            push_bytes += 16 + per_edge * (out[u + 1] - out[u]);
+                            if plan.symmetric && directed {
+                                push_bytes += 16 + per_edge * (inc[u + 1] - inc[u]);
+                            }
+                        }
+                    }
+                }
+                let task = p.task.as_ref();
+                let t0 = trace.then(std::time::Instant::now);
+                if let Err(msg) = guarded(|| task.run_chunk(g, chunk, active, &mut outs[k])) {
+                    let mut f = lock(&p.failed);
+                    if f.is_none() {
+                        *f = Some(msg);
+                    }
+                }
+                if let Some(t0) = t0 {
+                    p.chunk_ns
+                        .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                }
+            }
+            // Bytes: pulled slices once; pushes capped by the chunk's slice.
+            let w = weighted && pull_w;
+            let mut bytes = 0;
+            let mut out_counted = false;
+            if pull_in {
+                bytes += slice_bytes(inc, s, e, w);
+                out_counted = !directed;
+            }
+            if pull_out {
+                bytes += slice_bytes(out, s, e, w);
+                out_counted = true;
+            }
+            if !out_counted && push_bytes > 0 {
+                let cap = range_bytes(g, s, e);
+                bytes += push_bytes.min(cap);
+            }
+            (outs, bytes, visits)
+        };
+        // Runs go one after another, each over every chunk in parallel.
         let per_chunk: Vec<(Vec<Vec<VertexId>>, u64, u64)> = (0..runs_used)
             .flat_map(|run| {
-                let (runs, live) = (&runs, &live);
                 table
                     .chunks()
                     .par_iter()
                     .enumerate()
                     .with_max_len(1)
-                    .map(move |(ci, chunk)| {
-                        let mut outs: Vec<Vec<VertexId>> = vec![Vec::new(); live.len()];
-                        let (s, e) = (chunk.start as usize, chunk.end as usize);
-                        let (mut pull_in, mut pull_out, mut pull_w) = (false, false, false);
-                        let mut push_bytes = 0u64;
-                        let mut visits = 0u64;
-                        for (k, &ti) in live.iter().enumerate() {
-                            if runs[k] != run {
-                                continue;
-                            }
-                            let p = &prep[ti];
-                            let Some(plan) = &p.plan else { continue };
-                            if p.task.cancelled() || lock(&p.failed).is_some() {
-                                continue;
-                            }
-                            let active: &[VertexId] = match plan.mode {
-                                Mode::Dense => &[],
-                                Mode::Sparse => {
-                                    let a = &plan.active[p.bounds[ci]..p.bounds[ci + 1]];
-                                    if a.is_empty() {
-                                        continue;
-                                    }
-                                    a
-                                }
-                            };
-                            visits += 1;
-                            match plan.mode {
-                                Mode::Dense => {
-                                    pull_in = true;
-                                    pull_out |= plan.symmetric && directed;
-                                    pull_w |= plan.weights;
-                                }
-                                Mode::Sparse => {
-                                    let per_edge = 4 + if plan.weights && weighted { 8 } else { 0 };
-                                    for &u in active {
-                                        let u = u as usize;
-                                        push_bytes += 16 + per_edge * (out[u + 1] - out[u]);
-                                        if plan.symmetric && directed {
-                                            push_bytes += 16 + per_edge * (inc[u + 1] - inc[u]);
-                                        }
-                                    }
-                                }
-                            }
-                            let task = p.task.as_ref();
-                            let t0 = trace.then(std::time::Instant::now);
-                            if let Err(msg) =
-                                guarded(|| task.run_chunk(g, chunk, active, &mut outs[k]))
-                            {
-                                let mut f = lock(&p.failed);
-                                if f.is_none() {
-                                    *f = Some(msg);
-                                }
-                            }
-                            if let Some(t0) = t0 {
-                                p.chunk_ns
-                                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                            }
-                        }
-                        // Bytes: pulled slices once; pushes capped by the chunk's slice.
-                        let w = weighted && pull_w;
-                        let mut bytes = 0;
-                        let mut out_counted = false;
-                        if pull_in {
-                            bytes += slice_bytes(inc, s, e, w);
-                            out_counted = !directed;
-                        }
-                        if pull_out {
-                            bytes += slice_bytes(out, s, e, w);
-                            out_counted = true;
-                        }
-                        if !out_counted && push_bytes > 0 {
-                            let cap = range_bytes(g, s, e);
-                            bytes += push_bytes.min(cap);
-                        }
-                        (outs, bytes, visits)
-                    })
+                    .map(|(ci, chunk)| visit(run, ci, chunk))
                     .collect::<Vec<_>>()
             })
             .collect();

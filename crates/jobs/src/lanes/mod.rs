@@ -25,10 +25,11 @@ pub mod sssp;
 pub mod whole;
 
 /// A new task for `job` on `g`: a fusing group (which later jobs may join)
-/// when `fuse`, else a task of its own. `series`: a PageRank job that
-/// fits starts a damping series ([`pagerank_series`]) rather than lanes
-/// (the manager asks for one for the first wave of PageRank jobs). `None` for a job that failed to
-/// resolve (it has no parameters to run).
+/// when `fuse`, else a task of its own. `series`: a PageRank job starts a
+/// damping series ([`pagerank_series`]) rather than lanes; the manager asks
+/// for one for the first wave's PageRank jobs that [`pagerank_series::fits`]
+/// (the series' `join` checks it again and refuses the others). `None` for
+/// a job that failed to resolve (it has no parameters to run).
 pub(crate) fn new_task(
     g: &Graph,
     job: &Arc<JobShared>,
@@ -56,7 +57,7 @@ pub(crate) fn new_task(
         }
         Resolved::Sssp { .. } => Box::new(sssp::SsspLanes::new(n)),
         Resolved::Bfs { .. } => Box::new(msbfs::MsBfs::new(n)),
-        Resolved::PageRank(cfg) if fuse && series && pagerank_series::fits(g, cfg) => {
+        Resolved::PageRank(cfg) if fuse && series => {
             Box::new(pagerank_series::PageRankSeries::new(n, cfg.precision))
         }
         Resolved::PageRank(cfg) => Box::new(pagerank::PageRankLanes::new(n, cfg.precision)),

@@ -102,8 +102,6 @@ pub struct PageRankSeries {
     contrib: Contribs,
     /// `Σ y_t` over dangling vertices.
     dangling: f64,
-    /// `Σ |y_{t+1} − y_t|` of the last pass.
-    delta: f64,
 }
 
 impl PageRankSeries {
@@ -124,7 +122,6 @@ impl PageRankSeries {
                 Contribs::Double(Vec::new())
             },
             dangling: 0.0,
-            delta: 0.0,
         }
     }
 
@@ -344,12 +341,12 @@ impl ScanTask for PageRankSeries {
                 Self::advance(g, &mut self.members, &coef, &mut self.basis, &self.next, c)
             }
         };
-        self.delta = delta;
         self.dangling = dangling;
         self.steps += 1;
         let bound = self.n as f64;
         for m in &mut self.members {
-            let change = m.cfg.damping.powi(self.steps as i32) * self.delta;
+            // x_{t+1} − x_t = d^{t+1}·(y_{t+1} − y_t).
+            let change = m.cfg.damping.powi(self.steps as i32) * delta;
             m.converged = change < bound * m.cfg.tolerance;
         }
     }
