@@ -94,13 +94,15 @@ pub struct WeightStats {
     pub finite_sum: f64,
     /// Number of finite weights.
     pub finite_count: u64,
+    /// The largest finite weight (0 when there is none).
+    pub max_finite: f64,
 }
 
 impl WeightStats {
     fn of(weights: &[Weight]) -> Self {
         use rayon::prelude::*;
         const BLOCK: usize = 1 << 14;
-        let blocks: Vec<(Option<usize>, f64, u64)> = weights
+        let blocks: Vec<(Option<usize>, f64, u64, f64)> = weights
             .par_chunks(BLOCK)
             .enumerate()
             .map(|(b, ws)| {
@@ -108,20 +110,22 @@ impl WeightStats {
                     .iter()
                     .position(|w| w.is_nan() || *w < 0.0)
                     .map(|i| b * BLOCK + i);
-                let (mut sum, mut count) = (0.0, 0u64);
+                let (mut sum, mut count, mut max) = (0.0, 0u64, 0.0f64);
                 for &w in ws {
                     if w.is_finite() {
                         sum += w;
                         count += 1;
+                        max = max.max(w);
                     }
                 }
-                (bad, sum, count)
+                (bad, sum, count, max)
             })
             .collect();
         WeightStats {
             first_invalid: blocks.iter().find_map(|b| b.0),
             finite_sum: blocks.iter().map(|b| b.1).sum(),
             finite_count: blocks.iter().map(|b| b.2).sum(),
+            max_finite: blocks.iter().map(|b| b.3).fold(0.0, f64::max),
         }
     }
 }

@@ -249,6 +249,156 @@ const EDGE_GRAIN: usize = 2048;
 /// `kBinSizeThreshold`).
 const FUSE_BELOW: usize = 1000;
 
+/// A tentative-distance word of the in-memory kernels: `f64` in general,
+/// `u32` when every edge weight is an integer and every shortest path is
+/// shorter than `u32::MAX` ([`fits_u32`]). Integer sums below 2^53 are exact
+/// in `f64`, so both words reach the same distances and, bucketing the
+/// same values, the same rounds; the `u32` word halves the state that the
+/// relaxations read at random (kron22: 9.6 MB of distances and as much of
+/// stamps instead of 19.2 MB each; 10 % faster there, bench/NOTES.md).
+trait Word: Copy + PartialEq + Send + Sync {
+    /// One vertex's cell, loaded and lowered by any thread.
+    type Cell: Send + Sync;
+    /// A cell holding `d`.
+    fn cell(d: Self) -> Self::Cell;
+    /// The distance of a vertex not reached yet.
+    const UNREACHED: Self;
+    /// The source's distance.
+    const ZERO: Self;
+    /// A relax stamp that no reached distance equals (compared with `==`).
+    const NEVER: Self;
+    /// The current value of `c`.
+    fn load(c: &Self::Cell) -> Self;
+    /// Replaces the value of `c`.
+    fn store(c: &Self::Cell, d: Self);
+    /// Lowers `c` to `d` if `d` is smaller; whether it did.
+    fn lower(c: &Self::Cell, d: Self) -> bool;
+    /// `d + w` for an edge of weight `w ≥ 0`.
+    fn offer(d: Self, w: f64) -> Self;
+    /// The distance as `f64`, `+∞` when unreached.
+    fn to_f64(self) -> f64;
+}
+
+impl Word for f64 {
+    type Cell = AtomicF64;
+    const UNREACHED: f64 = f64::INFINITY;
+    const ZERO: f64 = 0.0;
+    // NaN equals nothing, not even itself.
+    const NEVER: f64 = f64::NAN;
+    #[inline(always)]
+    fn cell(d: f64) -> AtomicF64 {
+        AtomicF64::new(d)
+    }
+    #[inline(always)]
+    fn load(c: &AtomicF64) -> f64 {
+        c.load()
+    }
+    #[inline(always)]
+    fn store(c: &AtomicF64, d: f64) {
+        c.store(d)
+    }
+    #[inline(always)]
+    fn lower(c: &AtomicF64, d: f64) -> bool {
+        c.fetch_min_nonnegative(d)
+    }
+    #[inline(always)]
+    fn offer(d: f64, w: f64) -> f64 {
+        d + w
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Word for u32 {
+    type Cell = AtomicU32;
+    const UNREACHED: u32 = u32::MAX;
+    const ZERO: u32 = 0;
+    // Only reached vertices (distance below u32::MAX) are ever stamped.
+    const NEVER: u32 = u32::MAX;
+    #[inline(always)]
+    fn cell(d: u32) -> AtomicU32 {
+        AtomicU32::new(d)
+    }
+    #[inline(always)]
+    fn load(c: &AtomicU32) -> u32 {
+        c.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn store(c: &AtomicU32, d: u32) {
+        c.store(d, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn lower(c: &AtomicU32, d: u32) -> bool {
+        // A plain load first, as `AtomicF64::fetch_min_nonnegative`.
+        d < c.load(Ordering::Relaxed) && d < c.fetch_min(d, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn offer(d: u32, w: f64) -> u32 {
+        // `w` is an integer below u32::MAX (fits_u32). A sum that saturates
+        // is longer than every shortest path, so treating it as unreached
+        // (no lowering) loses nothing.
+        d.saturating_add(w as u32)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        if self == u32::MAX {
+            f64::INFINITY
+        } else {
+            f64::from(self)
+        }
+    }
+}
+
+/// Whether the `u32` word holds every distance exactly: all weights are
+/// integers and no simple path can reach `u32::MAX` (the smaller of the
+/// sum of all weights and `(n − 1)` times the largest).
+fn fits_u32(g: &Graph) -> bool {
+    let Some(stats) = g.weight_stats() else {
+        return false;
+    };
+    let n = g.num_vertices().saturating_sub(1) as f64;
+    let longest = stats.finite_sum.min(stats.max_finite * n);
+    g.meta().integral_weights && longest < f64::from(u32::MAX)
+}
+
+/// Tentative distances of the in-memory kernels, one cell per vertex.
+struct Tentative<W: Word> {
+    dist: Vec<W::Cell>,
+}
+
+impl<W: Word> Tentative<W> {
+    /// All unreached but `source`, at 0.
+    fn new(n: usize, source: VertexId) -> Self {
+        // Read in the random order of neighbour lists: on huge pages.
+        let dist = crate::hugepages::from_fn(n, |v| {
+            W::cell(if v == source as usize {
+                W::ZERO
+            } else {
+                W::UNREACHED
+            })
+        });
+        Tentative { dist }
+    }
+
+    #[inline(always)]
+    fn get(&self, v: VertexId) -> W {
+        W::load(&self.dist[v as usize])
+    }
+
+    /// The distances as `f64`s.
+    fn into_f64(self) -> Vec<f64> {
+        self.dist.par_iter().map(|c| W::load(c).to_f64()).collect()
+    }
+}
+
+/// Relax stamps: the distance each vertex last sent along its edges
+/// ([`Word::NEVER`] before the first time).
+fn stamps<W: Word>(n: usize) -> Vec<W::Cell> {
+    crate::hugepages::from_fn(n, |_| W::cell(W::NEVER))
+}
+
 /// One thread's bins: `near[b - base]` holds vertices queued for bucket
 /// `b < base + BIN_WINDOW`, `far` those further ahead.
 #[derive(Default)]
@@ -275,11 +425,19 @@ impl LocalBins {
     /// Offers `m` plus each weight to the matching neighbour and queues
     /// every neighbour it lowers in its bucket of width `delta`.
     #[inline]
-    fn relax(&mut self, p: &Program, nb: &[VertexId], ws: &[f64], m: f64, delta: f64, base: u64) {
+    fn relax<W: Word>(
+        &mut self,
+        t: &Tentative<W>,
+        nb: &[VertexId],
+        ws: &[f64],
+        m: W,
+        delta: f64,
+        base: u64,
+    ) {
         for (&v, &w) in nb.iter().zip(ws) {
-            let d = p.over_edge(m, w);
-            if p.sparse_slot(v, d) {
-                self.file(v, bucket(d, delta), base);
+            let d = W::offer(m, w);
+            if W::lower(&t.dist[v as usize], d) {
+                self.file(v, bucket(d.to_f64(), delta), base);
             }
         }
     }
@@ -292,14 +450,14 @@ impl LocalBins {
 /// needs a global regrouping step. Stale entries (a vertex whose distance
 /// has since dropped to a lower bucket) are skipped when popped. Same
 /// distances as [`delta_stepping`] on any executor.
-fn delta_stepping_in_memory(
+fn delta_stepping_in_memory<W: Word>(
     g: &Graph,
     source: VertexId,
     delta: f64,
 ) -> Result<(Vec<f64>, usize), AlgoError> {
     use std::sync::Mutex;
     let n = g.num_vertices();
-    let p = Program::new(n, source);
+    let p = Tentative::<W>::new(n, source);
     let out = g.out();
     let threads = rayon::current_num_threads();
     let bins: Vec<Mutex<LocalBins>> = (0..threads).map(|_| Mutex::default()).collect();
@@ -308,9 +466,8 @@ fn delta_stepping_in_memory(
     let mut k = 0u64;
     let mut frontier: Vec<VertexId> = vec![source];
     let mut iterations = 0;
-    // The distance (bits) each vertex last sent along its edges; NaN: never.
-    let relaxed_at: Vec<AtomicU64> =
-        crate::hugepages::from_fn(n, |_| AtomicU64::new(f64::NAN.to_bits()));
+    // The distance each vertex last sent along its edges.
+    let relaxed_at = stamps::<W>(n);
     loop {
         if !frontier.is_empty() {
             if crate::progress::cancel_requested() {
@@ -320,22 +477,21 @@ fn delta_stepping_in_memory(
             crate::progress::superstep(frontier.len() as u64);
             // u's message if u is still in bucket k and its distance changed
             // since it last sent one (see the tasks below).
-            let fresh = |u: VertexId| -> Option<f64> {
-                let d = p.dist(u);
-                let changed = bucket(d, delta) == k
-                    && relaxed_at[u as usize].swap(d.to_bits(), Ordering::Relaxed) != d.to_bits();
+            let fresh = |u: VertexId| -> Option<W> {
+                let d = p.get(u);
+                let sent = &relaxed_at[u as usize];
+                let changed = bucket(d.to_f64(), delta) == k && W::load(sent) != d;
                 if changed {
-                    p.sparse_signal(u)
-                } else {
-                    None
+                    W::store(sent, d);
                 }
+                changed.then_some(d)
             };
             // Tasks: (vertex, its message, first edge, end edge), high
             // degrees split. A vertex is relaxed only if it is still in
             // bucket k (not lowered into an earlier one since it was filed)
             // and its distance changed since it was last relaxed: duplicate
             // entries and repeat visits at the same distance are skipped.
-            let tasks: Vec<(VertexId, f64, usize, usize)> = frontier
+            let tasks: Vec<(VertexId, W, usize, usize)> = frontier
                 .par_iter()
                 .with_min_len(1024)
                 .filter_map(|&u| fresh(u).map(|m| (u, m)))
@@ -347,7 +503,7 @@ fn delta_stepping_in_memory(
                 .collect();
             // Relaxes edges lo..hi of u with message m, filing lowered
             // vertices into `local`.
-            let relax = |local: &mut LocalBins, u: VertexId, m: f64, lo: usize, hi: usize| {
+            let relax = |local: &mut LocalBins, u: VertexId, m: W, lo: usize, hi: usize| {
                 // prepare() checked that the graph is weighted.
                 let ws = out.weights(u).map_or(&[][..], |w| &w[lo..hi]);
                 local.relax(&p, &out.neighbors(u)[lo..hi], ws, m, delta, base);
@@ -409,9 +565,13 @@ fn delta_stepping_in_memory(
                 let end = base.saturating_add(BIN_WINDOW);
                 let far: Vec<VertexId> = (0..threads)
                     .flat_map(|t| std::mem::take(&mut lock(t).far))
-                    .filter(|&v| bucket(p.dist(v), delta) >= end)
+                    .filter(|&v| bucket(p.get(v).to_f64(), delta) >= end)
                     .collect();
-                let Some(lowest) = far.par_iter().map(|&v| bucket(p.dist(v), delta)).min() else {
+                let Some(lowest) = far
+                    .par_iter()
+                    .map(|&v| bucket(p.get(v).to_f64(), delta))
+                    .min()
+                else {
                     break;
                 };
                 base = lowest;
@@ -421,14 +581,13 @@ fn delta_stepping_in_memory(
                 }
                 let mut l = lock(0);
                 for v in far {
-                    l.file(v, bucket(p.dist(v), delta), base);
+                    l.file(v, bucket(p.get(v).to_f64(), delta), base);
                 }
                 frontier = std::mem::take(&mut l.near[0]);
             }
         }
     }
-    let dist = p.dist.into_par_iter().map(AtomicF64::into_inner).collect();
-    Ok((dist, iterations))
+    Ok((p.into_f64(), iterations))
 }
 
 /// Frontier vertices a team thread takes at a time (GAPBS's dynamic
@@ -441,9 +600,9 @@ const TEAM_AHEAD: usize = 4;
 /// Asks the cache for what relaxing `u` reads first: its distance, its
 /// relax stamp, and the start of its out-list and weights.
 #[inline]
-fn prefetch_vertex(
-    p: &Program,
-    relaxed_at: &[AtomicU64],
+fn prefetch_vertex<W: Word>(
+    p: &Tentative<W>,
+    relaxed_at: &[W::Cell],
     out: &plexus_graph::Adjacency,
     u: VertexId,
 ) {
@@ -494,7 +653,7 @@ impl Shares<'_> {
 /// no wake-ups, which matters on road graphs (about 700 rounds of a few
 /// thousand edges). Same distances; the calling thread's progress observer
 /// sees every round.
-fn delta_stepping_team(
+fn delta_stepping_team<W: Word>(
     g: &Graph,
     source: VertexId,
     delta: f64,
@@ -503,11 +662,10 @@ fn delta_stepping_team(
     use std::sync::atomic::{AtomicBool, AtomicUsize};
     use std::sync::RwLock;
     let n = g.num_vertices();
-    let p = Program::new(n, source);
+    let p = Tentative::<W>::new(n, source);
     let out = g.out();
     let threads = rayon::current_num_threads();
-    let relaxed_at: Vec<AtomicU64> =
-        crate::hugepages::from_fn(n, |_| AtomicU64::new(f64::NAN.to_bits()));
+    let relaxed_at = stamps::<W>(n);
     let published: Vec<RwLock<Vec<VertexId>>> = (0..threads).map(|_| RwLock::default()).collect();
     if let Some(first) = published.first() {
         first
@@ -535,16 +693,16 @@ fn delta_stepping_team(
             // threads that pop the same entry at once may both relax it
             // (the same offers twice, harmless), and no locked instruction
             // is paid per frontier vertex.
-            let fresh = |u: VertexId, k: u64| -> Option<f64> {
-                let d = p.dist(u);
+            let fresh = |u: VertexId, k: u64| -> Option<W> {
+                let d = p.get(u);
                 let sent = &relaxed_at[u as usize];
-                let fresh = bucket(d, delta) == k && sent.load(Ordering::Relaxed) != d.to_bits();
+                let fresh = bucket(d.to_f64(), delta) == k && W::load(sent) != d;
                 if fresh {
-                    sent.store(d.to_bits(), Ordering::Relaxed);
+                    W::store(sent, d);
                 }
                 fresh.then_some(d)
             };
-            let relax = |bins: &mut LocalBins, u: VertexId, m: f64, base: u64| {
+            let relax = |bins: &mut LocalBins, u: VertexId, m: W, base: u64| {
                 // prepare() checked that the graph is weighted.
                 let ws = out.weights(u).unwrap_or(&[]);
                 bins.relax(&p, out.neighbors(u), ws, m, delta, base);
@@ -625,7 +783,7 @@ fn delta_stepping_team(
                     let mine = bins
                         .far
                         .iter()
-                        .map(|&v| bucket(p.dist(v), delta))
+                        .map(|&v| bucket(p.get(v).to_f64(), delta))
                         .filter(|&b| b >= end)
                         .min()
                         .unwrap_or(u64::MAX);
@@ -638,7 +796,7 @@ fn delta_stepping_team(
                         base = next;
                         bins.near.clear();
                         for v in std::mem::take(&mut bins.far) {
-                            let b = bucket(p.dist(v), delta);
+                            let b = bucket(p.get(v).to_f64(), delta);
                             if b >= end {
                                 bins.file(v, b, base);
                             }
@@ -671,8 +829,7 @@ fn delta_stepping_team(
     if cancelled.into_inner() {
         return Err(AlgoError::Cancelled);
     }
-    let dist = p.dist.into_par_iter().map(AtomicF64::into_inner).collect();
-    Ok((dist, rounds.into_inner()))
+    Ok((p.into_f64(), rounds.into_inner()))
 }
 
 /// Claims vertices over *tight* edges (`dist[u] + w == dist[v]`) level by
@@ -807,9 +964,11 @@ pub struct Distances {
 /// Delta-stepping distances, without parents.
 pub fn distances(g: &Graph, cfg: &Config) -> Result<Distances, AlgoError> {
     let delta = prepare(g, cfg)?;
-    let (dist, iterations) = match crate::team::exclusive() {
-        Some(_team) => delta_stepping_team(g, cfg.source, delta)?,
-        None => delta_stepping_in_memory(g, cfg.source, delta)?,
+    let (dist, iterations) = match (crate::team::exclusive(), fits_u32(g)) {
+        (Some(_team), true) => delta_stepping_team::<u32>(g, cfg.source, delta)?,
+        (Some(_team), false) => delta_stepping_team::<f64>(g, cfg.source, delta)?,
+        (None, true) => delta_stepping_in_memory::<u32>(g, cfg.source, delta)?,
+        (None, false) => delta_stepping_in_memory::<f64>(g, cfg.source, delta)?,
     };
     Ok(Distances { dist, iterations })
 }
@@ -1075,6 +1234,42 @@ mod tests {
     }
 
     #[test]
+    fn the_u32_word_holds_paths_up_to_its_bound_and_f64_takes_the_rest() {
+        let path = |ws: &[f64]| {
+            let edges: Vec<(VertexId, VertexId, f64)> = ws
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (i as VertexId, i as VertexId + 1, w))
+                .collect();
+            Graph::from_weighted_edges(ws.len() + 1, &edges, &BuildOptions::directed()).unwrap()
+        };
+        // The longest path is u32::MAX − 1: the u32 word, exact.
+        let top = f64::from(u32::MAX - 1);
+        let g = path(&[2e9, top - 2e9]);
+        assert!(fits_u32(&g));
+        // Past it, or with a fraction: f64, exact all the same.
+        let over = path(&[2e9, 2.5e9]);
+        assert!(!fits_u32(&over));
+        let half = path(&[1.5, 2.0]);
+        assert!(!fits_u32(&half));
+        for (g, want) in [
+            (&g, vec![0.0, 2e9, top]),
+            (&over, vec![0.0, 2e9, 4.5e9]),
+            (&half, vec![0.0, 1.5, 3.5]),
+        ] {
+            for t in THREADS {
+                let got = with_threads(t, || run(g, &cfg(0))).unwrap().unwrap();
+                assert_eq!(got.dist, want);
+                assert_eq!(got.parent, vec![0, 0, 1]);
+            }
+        }
+        // A sum past the word saturates to "unreached", never wraps.
+        assert_eq!(<u32 as Word>::offer(u32::MAX - 1, 5.0), u32::MAX);
+        assert_eq!(<u32 as Word>::offer(u32::MAX, 0.0).to_f64(), f64::INFINITY);
+        assert_eq!(<u32 as Word>::offer(7, 5.0), 12);
+    }
+
+    #[test]
     fn zero_weight_cycles_and_tiny_deltas_are_fine() {
         let t = [
             (0, 1, 0.0),
@@ -1150,9 +1345,36 @@ mod tests {
                 // Both in-memory paths, whichever `run` took (another
                 // test may hold the team right): each in its own pool.
                 let delta = prepare(&g, &c).unwrap();
-                let team = with_threads(t, || delta_stepping_team(&g, c.source, delta)).unwrap().unwrap();
+                let team = with_threads(t, || delta_stepping_team::<f64>(&g, c.source, delta)).unwrap().unwrap();
                 prop_assert_eq!(&team.0, &want.dist);
-                let plain = with_threads(t, || delta_stepping_in_memory(&g, c.source, delta)).unwrap().unwrap();
+                let plain = with_threads(t, || delta_stepping_in_memory::<f64>(&g, c.source, delta)).unwrap().unwrap();
+                prop_assert_eq!(&plain.0, &want.dist);
+            }
+        }
+
+        #[test]
+        fn integer_weights_take_the_u32_word_and_match_dijkstra(
+            spec in weighted_graphs(),
+            s in 0usize..1000,
+            delta in proptest::option::of(0.25f64..20.0),
+        ) {
+            // Doubled, the generator's halves are integers 0..=20.
+            let mut spec = spec;
+            for e in &mut spec.edges {
+                e.2 *= 2.0;
+            }
+            let g = spec.build();
+            prop_assert!(fits_u32(&g));
+            let c = Config { source: (s % g.num_vertices()) as VertexId, delta };
+            let want = reference(&g, &c).unwrap();
+            let delta = prepare(&g, &c).unwrap();
+            for t in THREADS {
+                let got = with_threads(t, || run(&g, &c)).unwrap().unwrap();
+                prop_assert_eq!(&got.dist, &want.dist);
+                prop_assert_eq!(&got.parent, &want.parent);
+                let team = with_threads(t, || delta_stepping_team::<u32>(&g, c.source, delta)).unwrap().unwrap();
+                prop_assert_eq!(&team.0, &want.dist);
+                let plain = with_threads(t, || delta_stepping_in_memory::<u32>(&g, c.source, delta)).unwrap().unwrap();
                 prop_assert_eq!(&plain.0, &want.dist);
             }
         }
@@ -1170,12 +1392,22 @@ mod tests {
             delta: Some(0.01),
         };
         let want = reference(&g, &c).unwrap();
+        // The same graph with doubled (integer) weights, for the u32 word.
+        let doubled: Vec<_> = edges.iter().map(|&(u, v, w)| (u, v, 2.0 * w)).collect();
+        let g2 = Graph::from_weighted_edges(300, &doubled, &BuildOptions::directed()).unwrap();
+        assert!(fits_u32(&g2) && !fits_u32(&g));
+        let want2: Vec<f64> = want.dist.iter().map(|d| 2.0 * d).collect();
         for t in [1, 2, 3] {
-            let (dist, rounds) = with_threads(t, || delta_stepping_team(&g, 0, 0.01))
+            let (dist, rounds) = with_threads(t, || delta_stepping_team::<f64>(&g, 0, 0.01))
                 .unwrap()
                 .unwrap();
             assert_eq!(dist, want.dist, "{t} threads");
             assert!(rounds >= 299 / 9, "{t} threads: {rounds} rounds");
+            let (dist, rounds) = with_threads(t, || delta_stepping_team::<u32>(&g2, 0, 0.02))
+                .unwrap()
+                .unwrap();
+            assert_eq!(dist, want2, "{t} threads, u32");
+            assert!(rounds >= 299 / 9, "{t} threads, u32: {rounds} rounds");
         }
     }
 }
