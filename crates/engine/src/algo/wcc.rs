@@ -112,7 +112,15 @@ fn link(parent: &[AtomicU32], u: u32, v: u32) {
         {
             return;
         }
-        p1 = get(get(high));
+        // Path halving on the way up: `high` is not a root (or was just
+        // hung), and its grandparent is an ancestor, so the plain store
+        // only shortens the path. Roots change only by the exchange above,
+        // and a non-root never becomes a root again.
+        let grand = get(p_high);
+        if grand != p_high {
+            parent[high as usize].store(grand, Ordering::Relaxed);
+        }
+        p1 = grand;
         p2 = get(low);
     }
 }
