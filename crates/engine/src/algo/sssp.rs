@@ -444,8 +444,8 @@ impl LocalBins {
 }
 
 /// Delta-stepping on the in-memory executor with GAPBS's bucket layout: each
-/// thread relaxes its share of the current bucket's vertices with the
-/// program's `sparse_signal`/`over_edge`/`sparse_slot` (push only, as GAPBS)
+/// thread relaxes its share of the current bucket's vertices (push only, as
+/// GAPBS; the [`Program`]'s arithmetic on the tentative-distance [`Word`])
 /// and files each lowered vertex straight into its own bins, so no round
 /// needs a global regrouping step. Stale entries (a vertex whose distance
 /// has since dropped to a lower bucket) are skipped when popped. Same

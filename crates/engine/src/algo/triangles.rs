@@ -606,43 +606,40 @@ fn triangles_below(
 ) -> u64 {
     let nu = view.neighbors(u);
     let mut at_u = 0u64;
-    if nu.len() >= BITMAP_MIN_DEGREE {
-        let lower = &nu[..nu.partition_point(|&v| v < u)];
-        if lower.len() >= BITMAP_MIN_DEGREE {
-            return bitmaps.with(|bits| {
-                for &w in lower {
-                    bits[w as usize / 64] |= 1 << (w % 64);
-                }
-                // As in the merges below: w is a lower neighbour below v.
-                for (i, &v) in lower.iter().enumerate().skip(1) {
-                    let top = lower[i - 1];
-                    let mut at_v = 0u64;
-                    for &w in view.neighbors(v) {
-                        if w > top {
-                            break;
-                        }
-                        if bits[w as usize / 64] >> (w % 64) & 1 == 1 {
-                            credit(w, 1);
-                            at_v += 1;
-                        }
+    let lower = &nu[..nu.partition_point(|&v| v < u)];
+    if lower.len() >= BITMAP_MIN_DEGREE {
+        return bitmaps.with(|bits| {
+            for &w in lower {
+                bits[w as usize / 64] |= 1 << (w % 64);
+            }
+            // As in the merges below: w is a lower neighbour below v.
+            for (i, &v) in lower.iter().enumerate().skip(1) {
+                let top = lower[i - 1];
+                let mut at_v = 0u64;
+                for &w in view.neighbors(v) {
+                    if w > top {
+                        break;
                     }
-                    if at_v > 0 {
-                        credit(v, at_v);
-                        at_u += at_v;
+                    if bits[w as usize / 64] >> (w % 64) & 1 == 1 {
+                        credit(w, 1);
+                        at_v += 1;
                     }
                 }
-                for &w in lower {
-                    bits[w as usize / 64] = 0;
+                if at_v > 0 {
+                    credit(v, at_v);
+                    at_u += at_v;
                 }
-                at_u
-            });
-        }
+            }
+            for &w in lower {
+                bits[w as usize / 64] = 0;
+            }
+            at_u
+        });
     }
     // A triangle w < v < u needs two lower neighbours of u, and w is one
     // of those below v: the lowest lower neighbour is never a `v`, and v's
     // scan stops past the lower neighbour just below it. On sparse graphs
     // most vertices have at most one lower neighbour and cost no scan.
-    let lower = &nu[..nu.partition_point(|&v| v < u)];
     for (i, &v) in lower.iter().enumerate().skip(1) {
         let top = lower[i - 1];
         let (mut it, mut at_v) = (0, 0u64);
