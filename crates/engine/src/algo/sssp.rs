@@ -26,7 +26,7 @@
 //! no negative or NaN weight; `+∞` weights behave as absent edges. Zero
 //! weights, self-loops and duplicate edges are fine.
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
@@ -256,7 +256,15 @@ const FUSE_BELOW: usize = 1000;
 /// same values, the same rounds; the `u32` word halves the state that the
 /// relaxations read at random (kron22: 9.6 MB of distances and as much of
 /// stamps instead of 19.2 MB each; 10 % faster there, bench/NOTES.md).
+/// `u16` halves it again where it is tried first ([`try_u16`]): a sum that
+/// does not fit stops that run, and the distances come from `u32` (or
+/// `f64`) instead, so the output never depends on the word.
 trait Word: Copy + PartialEq + Send + Sync {
+    /// Whether a sum can overflow the word on a graph this word was chosen
+    /// for (`u16`): [`Word::offer`] then returns [`Word::UNREACHED`], the
+    /// relaxation records it ([`LocalBins::overflow`]) and the run stops
+    /// and is redone in `u32`.
+    const NARROW: bool = false;
     /// One vertex's cell, loaded and lowered by any thread.
     type Cell: Send + Sync;
     /// A cell holding `d`.
@@ -351,6 +359,64 @@ impl Word for u32 {
     }
 }
 
+impl Word for u16 {
+    const NARROW: bool = true;
+    type Cell = AtomicU16;
+    const UNREACHED: u16 = u16::MAX;
+    const ZERO: u16 = 0;
+    // Only reached vertices (distance below u16::MAX) are ever stamped.
+    const NEVER: u16 = u16::MAX;
+    #[inline(always)]
+    fn cell(d: u16) -> AtomicU16 {
+        AtomicU16::new(d)
+    }
+    #[inline(always)]
+    fn load(c: &AtomicU16) -> u16 {
+        c.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn store(c: &AtomicU16, d: u16) {
+        c.store(d, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn lower(c: &AtomicU16, d: u16) -> bool {
+        d < c.load(Ordering::Relaxed) && d < c.fetch_min(d, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn offer(d: u16, w: f64) -> u16 {
+        // A sum from 65,535 on (or a weight past the word, or +∞: the cast
+        // saturates) comes back as UNREACHED: an overflow unless `w` is +∞
+        // (see `NARROW`).
+        d.saturating_add(w as u16)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        if self == u16::MAX {
+            f64::INFINITY
+        } else {
+            f64::from(self)
+        }
+    }
+}
+
+/// Whether to try the `u16` word first (half the bytes of `u32` per
+/// distance and stamp; kron22 13–18 % faster, bench/NOTES.md session 17).
+/// Certain when every simple path is shorter than 65,535; otherwise tried
+/// on graphs where it is likely (integer weights of at most 1,023, so a
+/// 64-edge path fits, and a mean out-degree of at least 4, so shortest
+/// paths have few edges), and redone in `u32` if a sum overflows.
+fn try_u16(g: &Graph) -> bool {
+    let Some(stats) = g.weight_stats() else {
+        return false;
+    };
+    let n = g.num_vertices();
+    let longest = stats
+        .finite_sum
+        .min(stats.max_finite * n.saturating_sub(1) as f64);
+    let likely = stats.max_finite * 64.0 < 65_535.0 && g.num_arcs() as f64 >= 4.0 * n as f64;
+    g.meta().integral_weights && (longest < 65_535.0 || likely)
+}
+
 /// Whether the `u32` word holds every distance exactly: all weights are
 /// integers and no simple path can reach `u32::MAX` (the smaller of the
 /// sum of all weights and `(n − 1)` times the largest).
@@ -366,11 +432,20 @@ fn fits_u32(g: &Graph) -> bool {
 /// Tentative distances of the in-memory kernels, one cell per vertex.
 struct Tentative<W: Word> {
     dist: Vec<W::Cell>,
+    /// For a narrow word: messages from this value on may overflow with
+    /// some edge (65,535 minus the largest finite weight); `+∞` otherwise.
+    overflow_from: f64,
 }
 
 impl<W: Word> Tentative<W> {
-    /// All unreached but `source`, at 0.
-    fn new(n: usize, source: VertexId) -> Self {
+    /// All unreached but `source`, at 0, on `g`.
+    fn new(g: &Graph, source: VertexId) -> Self {
+        let n = g.num_vertices();
+        let overflow_from = match (W::NARROW, g.weight_stats()) {
+            (true, Some(stats)) => 65_535.0 - stats.max_finite,
+            (true, None) => 0.0,
+            (false, _) => f64::INFINITY,
+        };
         // Read in the random order of neighbour lists: on huge pages.
         let dist = crate::hugepages::from_fn(n, |v| {
             W::cell(if v == source as usize {
@@ -379,7 +454,10 @@ impl<W: Word> Tentative<W> {
                 W::UNREACHED
             })
         });
-        Tentative { dist }
+        Tentative {
+            dist,
+            overflow_from,
+        }
     }
 
     #[inline(always)]
@@ -405,6 +483,8 @@ fn stamps<W: Word>(n: usize) -> Vec<W::Cell> {
 struct LocalBins {
     near: Vec<Vec<VertexId>>,
     far: Vec<VertexId>,
+    /// A relaxation's sum did not fit a narrow word ([`Word::NARROW`]).
+    overflow: bool,
 }
 
 impl LocalBins {
@@ -434,6 +514,19 @@ impl LocalBins {
         delta: f64,
         base: u64,
     ) {
+        if W::NARROW && m.to_f64() >= t.overflow_from {
+            // Some edge may take the sum past the word: check each (rare:
+            // only messages within the largest weight of 65,535).
+            for (&v, &w) in nb.iter().zip(ws) {
+                let d = W::offer(m, w);
+                if W::lower(&t.dist[v as usize], d) {
+                    self.file(v, bucket(d.to_f64(), delta), base);
+                } else if d == W::UNREACHED && w.is_finite() {
+                    self.overflow = true;
+                }
+            }
+            return;
+        }
         for (&v, &w) in nb.iter().zip(ws) {
             let d = W::offer(m, w);
             if W::lower(&t.dist[v as usize], d) {
@@ -454,10 +547,10 @@ fn delta_stepping_in_memory<W: Word>(
     g: &Graph,
     source: VertexId,
     delta: f64,
-) -> Result<(Vec<f64>, usize), AlgoError> {
+) -> Result<Option<(Vec<f64>, usize)>, AlgoError> {
     use std::sync::Mutex;
     let n = g.num_vertices();
-    let p = Tentative::<W>::new(n, source);
+    let p = Tentative::<W>::new(g, source);
     let out = g.out();
     let threads = rayon::current_num_threads();
     let bins: Vec<Mutex<LocalBins>> = (0..threads).map(|_| Mutex::default()).collect();
@@ -533,6 +626,9 @@ fn delta_stepping_in_memory<W: Word>(
                     }
                 });
         }
+        if W::NARROW && (0..threads).any(|t| lock(t).overflow) {
+            return Ok(None);
+        }
         // The next bucket: the lowest non-empty near bin of any thread.
         let next = (0..threads)
             .filter_map(|t| {
@@ -587,7 +683,7 @@ fn delta_stepping_in_memory<W: Word>(
             }
         }
     }
-    Ok((p.into_f64(), iterations))
+    Ok(Some((p.into_f64(), iterations)))
 }
 
 /// Frontier vertices a team thread takes at a time (GAPBS's dynamic
@@ -657,12 +753,12 @@ fn delta_stepping_team<W: Word>(
     g: &Graph,
     source: VertexId,
     delta: f64,
-) -> Result<(Vec<f64>, usize), AlgoError> {
+) -> Result<Option<(Vec<f64>, usize)>, AlgoError> {
     use crate::team::SpinBarrier;
     use std::sync::atomic::{AtomicBool, AtomicUsize};
     use std::sync::RwLock;
     let n = g.num_vertices();
-    let p = Tentative::<W>::new(n, source);
+    let p = Tentative::<W>::new(g, source);
     let out = g.out();
     let threads = rayon::current_num_threads();
     let relaxed_at = stamps::<W>(n);
@@ -678,6 +774,8 @@ fn delta_stepping_team<W: Word>(
     let next_bin = [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)];
     let far_min = AtomicU64::new(u64::MAX);
     let cancelled = AtomicBool::new(false);
+    // A sum overflowed the narrow word: every thread stops at the round's end.
+    let overflowed = AtomicBool::new(false);
     let rounds = AtomicUsize::new(0);
     let barrier = SpinBarrier::new(threads);
     let observer = crate::progress::current();
@@ -767,6 +865,9 @@ fn delta_stepping_team<W: Word>(
                     .find(|(_, b)| !b.is_empty())
                     .map_or(u64::MAX, |(i, _)| base + i as u64);
                 next_bin[(round + 1) & 1].fetch_min(offer, Ordering::Relaxed);
+                if W::NARROW && bins.overflow {
+                    overflowed.store(true, Ordering::Relaxed);
+                }
                 barrier.wait();
                 // Everyone has relaxed and offered; the frontier is no longer read.
                 let mut next = next_bin[(round + 1) & 1].load(Ordering::Relaxed);
@@ -774,7 +875,10 @@ fn delta_stepping_team<W: Word>(
                     next_bin[round & 1].store(u64::MAX, Ordering::Relaxed);
                     cursor.store(0, Ordering::Relaxed);
                 }
-                let mut done = cancelled.load(Ordering::Relaxed);
+                // Both flags were set before the barrier: every thread
+                // reads the same values and leaves at the same round.
+                let mut done =
+                    cancelled.load(Ordering::Relaxed) || overflowed.load(Ordering::Relaxed);
                 if next == u64::MAX && !done {
                     // The window is empty: move it to the lowest far bucket.
                     // Far entries now below the window are stale (a lowering
@@ -829,7 +933,10 @@ fn delta_stepping_team<W: Word>(
     if cancelled.into_inner() {
         return Err(AlgoError::Cancelled);
     }
-    Ok((p.into_f64(), rounds.into_inner()))
+    if overflowed.into_inner() {
+        return Ok(None);
+    }
+    Ok(Some((p.into_f64(), rounds.into_inner())))
 }
 
 /// Claims vertices over *tight* edges (`dist[u] + w == dist[v]`) level by
@@ -964,13 +1071,36 @@ pub struct Distances {
 /// Delta-stepping distances, without parents.
 pub fn distances(g: &Graph, cfg: &Config) -> Result<Distances, AlgoError> {
     let delta = prepare(g, cfg)?;
-    let (dist, iterations) = match (crate::team::exclusive(), fits_u32(g)) {
-        (Some(_team), true) => delta_stepping_team::<u32>(g, cfg.source, delta)?,
-        (Some(_team), false) => delta_stepping_team::<f64>(g, cfg.source, delta)?,
-        (None, true) => delta_stepping_in_memory::<u32>(g, cfg.source, delta)?,
-        (None, false) => delta_stepping_in_memory::<f64>(g, cfg.source, delta)?,
+    let narrow = if try_u16(g) {
+        kernel::<u16>(g, cfg.source, delta)?
+    } else {
+        None
+    };
+    let wide = || match fits_u32(g) {
+        true => kernel::<u32>(g, cfg.source, delta),
+        false => kernel::<f64>(g, cfg.source, delta),
+    };
+    let (dist, iterations) = match narrow {
+        Some(r) => r,
+        // u32 and f64 never overflow (fits_u32; f64 sums saturate to +∞).
+        None => wide()?.ok_or_else(|| {
+            AlgoError::InvalidParameter("sssp: a distance overflowed its word".into())
+        })?,
     };
     Ok(Distances { dist, iterations })
+}
+
+/// Delta-stepping in word `W`: by a team when none is running, else by
+/// rounds of the pool; `None` when a sum overflowed a narrow word.
+fn kernel<W: Word>(
+    g: &Graph,
+    source: VertexId,
+    delta: f64,
+) -> Result<Option<(Vec<f64>, usize)>, AlgoError> {
+    match crate::team::exclusive() {
+        Some(_team) => delta_stepping_team::<W>(g, source, delta),
+        None => delta_stepping_in_memory::<W>(g, source, delta),
+    }
 }
 
 /// The parents that go with `dist` (see the module docs): one pass over the
@@ -1346,14 +1476,14 @@ mod tests {
                 // test may hold the team right): each in its own pool.
                 let delta = prepare(&g, &c).unwrap();
                 let team = with_threads(t, || delta_stepping_team::<f64>(&g, c.source, delta)).unwrap().unwrap();
-                prop_assert_eq!(&team.0, &want.dist);
+                prop_assert_eq!(&team.expect("f64 never overflows").0, &want.dist);
                 let plain = with_threads(t, || delta_stepping_in_memory::<f64>(&g, c.source, delta)).unwrap().unwrap();
-                prop_assert_eq!(&plain.0, &want.dist);
+                prop_assert_eq!(&plain.expect("f64 never overflows").0, &want.dist);
             }
         }
 
         #[test]
-        fn integer_weights_take_the_u32_word_and_match_dijkstra(
+        fn integer_weights_take_the_u32_and_u16_words_and_match_dijkstra(
             spec in weighted_graphs(),
             s in 0usize..1000,
             delta in proptest::option::of(0.25f64..20.0),
@@ -1373,9 +1503,15 @@ mod tests {
                 prop_assert_eq!(&got.dist, &want.dist);
                 prop_assert_eq!(&got.parent, &want.parent);
                 let team = with_threads(t, || delta_stepping_team::<u32>(&g, c.source, delta)).unwrap().unwrap();
-                prop_assert_eq!(&team.0, &want.dist);
+                prop_assert_eq!(&team.expect("fits u32").0, &want.dist);
                 let plain = with_threads(t, || delta_stepping_in_memory::<u32>(&g, c.source, delta)).unwrap().unwrap();
-                prop_assert_eq!(&plain.0, &want.dist);
+                prop_assert_eq!(&plain.expect("fits u32").0, &want.dist);
+                // At most 39 edges of weight ≤ 40 per path: u16 always fits.
+                prop_assert!(try_u16(&g));
+                let team = with_threads(t, || delta_stepping_team::<u16>(&g, c.source, delta)).unwrap().unwrap();
+                prop_assert_eq!(&team.expect("fits u16").0, &want.dist);
+                let plain = with_threads(t, || delta_stepping_in_memory::<u16>(&g, c.source, delta)).unwrap().unwrap();
+                prop_assert_eq!(&plain.expect("fits u16").0, &want.dist);
             }
         }
     }
@@ -1400,14 +1536,86 @@ mod tests {
         for t in [1, 2, 3] {
             let (dist, rounds) = with_threads(t, || delta_stepping_team::<f64>(&g, 0, 0.01))
                 .unwrap()
-                .unwrap();
+                .unwrap()
+                .expect("f64 never overflows");
             assert_eq!(dist, want.dist, "{t} threads");
             assert!(rounds >= 299 / 9, "{t} threads: {rounds} rounds");
             let (dist, rounds) = with_threads(t, || delta_stepping_team::<u32>(&g2, 0, 0.02))
                 .unwrap()
-                .unwrap();
+                .unwrap()
+                .expect("fits u32");
             assert_eq!(dist, want2, "{t} threads, u32");
             assert!(rounds >= 299 / 9, "{t} threads, u32: {rounds} rounds");
+            let (dist, _) = with_threads(t, || delta_stepping_team::<u16>(&g2, 0, 0.02))
+                .unwrap()
+                .unwrap()
+                .expect("fits u16");
+            assert_eq!(dist, want2, "{t} threads, u16");
+        }
+    }
+
+    #[test]
+    fn the_u16_word_holds_distances_below_65535_and_overflows_are_redone_in_u32() {
+        let path = |ws: &[f64]| {
+            let edges: Vec<(VertexId, VertexId, f64)> = ws
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (i as VertexId, i as VertexId + 1, w))
+                .collect();
+            Graph::from_weighted_edges(ws.len() + 1, &edges, &BuildOptions::directed()).unwrap()
+        };
+        // 65,534, the word's largest distance: u16, exact.
+        let top = path(&[30_000.0, 35_534.0]);
+        assert!(try_u16(&top));
+        // One more: the u16 kernels see the overflow (a sum of 65,535).
+        let over = path(&[30_000.0, 35_535.0]);
+        assert!(!try_u16(&over));
+        for t in THREADS {
+            for (g, fits) in [(&top, true), (&over, false)] {
+                let team = with_threads(t, || delta_stepping_team::<u16>(g, 0, 1000.0))
+                    .unwrap()
+                    .unwrap();
+                let plain = with_threads(t, || delta_stepping_in_memory::<u16>(g, 0, 1000.0))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(team.is_some(), fits, "{t} threads, team");
+                assert_eq!(plain.is_some(), fits, "{t} threads, rounds");
+            }
+            let got = with_threads(t, || run(&top, &cfg(0))).unwrap().unwrap();
+            assert_eq!(got.dist, vec![0.0, 30_000.0, 65_534.0]);
+            let got = with_threads(t, || run(&over, &cfg(0))).unwrap().unwrap();
+            assert_eq!(got.dist, vec![0.0, 30_000.0, 65_535.0]);
+        }
+        // A graph where u16 is likely (weights ≤ 255, mean degree ≥ 4) but
+        // the far end lies 334 hops of 255 away: the u16 run stops at the
+        // first overflow, and `run` gives u32's exact distances.
+        let n = 1000;
+        let mut edges = Vec::new();
+        for v in 0..n as VertexId {
+            for step in 1..=3 {
+                if v + step < n as VertexId {
+                    edges.push((v, v + step, 255.0));
+                }
+            }
+        }
+        let far = Graph::from_weighted_edges(n, &edges, &BuildOptions::undirected()).unwrap();
+        assert!(try_u16(&far) && fits_u32(&far));
+        let c = cfg(0);
+        let want = reference(&far, &c).unwrap();
+        assert!(want.dist[n - 1] > 65_535.0);
+        let delta = prepare(&far, &c).unwrap();
+        for t in THREADS {
+            let team = with_threads(t, || delta_stepping_team::<u16>(&far, 0, delta))
+                .unwrap()
+                .unwrap();
+            assert!(team.is_none(), "{t} threads");
+            let plain = with_threads(t, || delta_stepping_in_memory::<u16>(&far, 0, delta))
+                .unwrap()
+                .unwrap();
+            assert!(plain.is_none(), "{t} threads");
+            let got = with_threads(t, || run(&far, &c)).unwrap().unwrap();
+            assert_eq!(got.dist, want.dist, "{t} threads");
+            assert_eq!(got.parent, want.parent, "{t} threads");
         }
     }
 }
