@@ -319,85 +319,58 @@ impl Word for f64 {
     }
 }
 
-impl Word for u32 {
-    type Cell = AtomicU32;
-    const UNREACHED: u32 = u32::MAX;
-    const ZERO: u32 = 0;
-    // Only reached vertices (distance below u32::MAX) are ever stamped.
-    const NEVER: u32 = u32::MAX;
-    #[inline(always)]
-    fn cell(d: u32) -> AtomicU32 {
-        AtomicU32::new(d)
-    }
-    #[inline(always)]
-    fn load(c: &AtomicU32) -> u32 {
-        c.load(Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn store(c: &AtomicU32, d: u32) {
-        c.store(d, Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn lower(c: &AtomicU32, d: u32) -> bool {
-        // A plain load first, as `AtomicF64::fetch_min_nonnegative`.
-        d < c.load(Ordering::Relaxed) && d < c.fetch_min(d, Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn offer(d: u32, w: f64) -> u32 {
-        // `w` is an integer below u32::MAX (fits_u32). A sum that saturates
-        // is longer than every shortest path, so treating it as unreached
-        // (no lowering) loses nothing.
-        d.saturating_add(w as u32)
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        if self == u32::MAX {
-            f64::INFINITY
-        } else {
-            f64::from(self)
+/// The integer words: `u32` (chosen by [`fits_u32`], never overflows) and
+/// `u16` (tried by [`try_u16`], `NARROW`).
+macro_rules! integer_word {
+    ($t:ty, $cell:ty, $narrow:expr) => {
+        impl Word for $t {
+            const NARROW: bool = $narrow;
+            type Cell = $cell;
+            const UNREACHED: $t = <$t>::MAX;
+            const ZERO: $t = 0;
+            // Only reached vertices (distance below MAX) are ever stamped.
+            const NEVER: $t = <$t>::MAX;
+            #[inline(always)]
+            fn cell(d: $t) -> $cell {
+                <$cell>::new(d)
+            }
+            #[inline(always)]
+            fn load(c: &$cell) -> $t {
+                c.load(Ordering::Relaxed)
+            }
+            #[inline(always)]
+            fn store(c: &$cell, d: $t) {
+                c.store(d, Ordering::Relaxed)
+            }
+            #[inline(always)]
+            fn lower(c: &$cell, d: $t) -> bool {
+                // A plain load first, as `AtomicF64::fetch_min_nonnegative`.
+                d < c.load(Ordering::Relaxed) && d < c.fetch_min(d, Ordering::Relaxed)
+            }
+            #[inline(always)]
+            fn offer(d: $t, w: f64) -> $t {
+                // `w` is an integer (the words are chosen only then); the
+                // cast saturates for a weight past the word and for +∞, and
+                // so does the sum. A saturated sum is UNREACHED: in u32 it
+                // is longer than every shortest path (fits_u32), so
+                // dropping it loses nothing; in u16 it is an overflow
+                // unless `w` is +∞ (see `Word::NARROW`).
+                d.saturating_add(w as $t)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                if self == <$t>::MAX {
+                    f64::INFINITY
+                } else {
+                    f64::from(self)
+                }
+            }
         }
-    }
+    };
 }
 
-impl Word for u16 {
-    const NARROW: bool = true;
-    type Cell = AtomicU16;
-    const UNREACHED: u16 = u16::MAX;
-    const ZERO: u16 = 0;
-    // Only reached vertices (distance below u16::MAX) are ever stamped.
-    const NEVER: u16 = u16::MAX;
-    #[inline(always)]
-    fn cell(d: u16) -> AtomicU16 {
-        AtomicU16::new(d)
-    }
-    #[inline(always)]
-    fn load(c: &AtomicU16) -> u16 {
-        c.load(Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn store(c: &AtomicU16, d: u16) {
-        c.store(d, Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn lower(c: &AtomicU16, d: u16) -> bool {
-        d < c.load(Ordering::Relaxed) && d < c.fetch_min(d, Ordering::Relaxed)
-    }
-    #[inline(always)]
-    fn offer(d: u16, w: f64) -> u16 {
-        // A sum from 65,535 on (or a weight past the word, or +∞: the cast
-        // saturates) comes back as UNREACHED: an overflow unless `w` is +∞
-        // (see `NARROW`).
-        d.saturating_add(w as u16)
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        if self == u16::MAX {
-            f64::INFINITY
-        } else {
-            f64::from(self)
-        }
-    }
-}
+integer_word!(u32, AtomicU32, false);
+integer_word!(u16, AtomicU16, true);
 
 /// Whether to try the `u16` word first (half the bytes of `u32` per
 /// distance and stamp; kron22 13–18 % faster, bench/NOTES.md session 17).
@@ -1363,16 +1336,18 @@ mod tests {
         ));
     }
 
+    /// A directed path `0 → 1 → …` with these weights.
+    fn path(ws: &[f64]) -> Graph {
+        let edges: Vec<(VertexId, VertexId, f64)> = ws
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| (i as VertexId, i as VertexId + 1, w))
+            .collect();
+        Graph::from_weighted_edges(ws.len() + 1, &edges, &BuildOptions::directed()).unwrap()
+    }
+
     #[test]
     fn the_u32_word_holds_paths_up_to_its_bound_and_f64_takes_the_rest() {
-        let path = |ws: &[f64]| {
-            let edges: Vec<(VertexId, VertexId, f64)> = ws
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| (i as VertexId, i as VertexId + 1, w))
-                .collect();
-            Graph::from_weighted_edges(ws.len() + 1, &edges, &BuildOptions::directed()).unwrap()
-        };
         // The longest path is u32::MAX − 1: the u32 word, exact.
         let top = f64::from(u32::MAX - 1);
         let g = path(&[2e9, top - 2e9]);
@@ -1556,14 +1531,6 @@ mod tests {
 
     #[test]
     fn the_u16_word_holds_distances_below_65535_and_overflows_are_redone_in_u32() {
-        let path = |ws: &[f64]| {
-            let edges: Vec<(VertexId, VertexId, f64)> = ws
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| (i as VertexId, i as VertexId + 1, w))
-                .collect();
-            Graph::from_weighted_edges(ws.len() + 1, &edges, &BuildOptions::directed()).unwrap()
-        };
         // 65,534, the word's largest distance: u16, exact.
         let top = path(&[30_000.0, 35_534.0]);
         assert!(try_u16(&top));
