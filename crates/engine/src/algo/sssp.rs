@@ -373,7 +373,7 @@ integer_word!(u32, AtomicU32, false);
 integer_word!(u16, AtomicU16, true);
 
 /// Whether to try the `u16` word first (half the bytes of `u32` per
-/// distance and stamp; kron22 13–18 % faster, bench/NOTES.md session 17).
+/// distance and stamp; kron22 about 10 % faster, bench/NOTES.md session 17).
 /// Certain when every simple path is shorter than 65,535; otherwise tried
 /// on graphs where it is likely (integer weights of at most 1,023, so a
 /// 64-edge path fits, and a mean out-degree of at least 4, so shortest
@@ -490,20 +490,30 @@ impl LocalBins {
         if W::NARROW && m.to_f64() >= t.overflow_from {
             // Some edge may take the sum past the word: check each (rare:
             // only messages within the largest weight of 65,535).
-            for (&v, &w) in nb.iter().zip(ws) {
-                let d = W::offer(m, w);
-                if W::lower(&t.dist[v as usize], d) {
-                    self.file(v, bucket(d.to_f64(), delta), base);
-                } else if d == W::UNREACHED && w.is_finite() {
-                    self.overflow = true;
-                }
-            }
-            return;
+            self.relax_edges::<W, true>(t, nb, ws, m, delta, base);
+        } else {
+            self.relax_edges::<W, false>(t, nb, ws, m, delta, base);
         }
+    }
+
+    /// [`Self::relax`]'s loop; `CHECK` also records a sum that came back
+    /// UNREACHED from a finite weight (an overflow of a narrow word).
+    #[inline(always)]
+    fn relax_edges<W: Word, const CHECK: bool>(
+        &mut self,
+        t: &Tentative<W>,
+        nb: &[VertexId],
+        ws: &[f64],
+        m: W,
+        delta: f64,
+        base: u64,
+    ) {
         for (&v, &w) in nb.iter().zip(ws) {
             let d = W::offer(m, w);
             if W::lower(&t.dist[v as usize], d) {
                 self.file(v, bucket(d.to_f64(), delta), base);
+            } else if CHECK && d == W::UNREACHED && w.is_finite() {
+                self.overflow = true;
             }
         }
     }
