@@ -228,7 +228,9 @@ pub(crate) fn state_bytes(g: &Graph, r: &Resolved) -> u64 {
         },
         // union-find parents and labels.
         Resolved::Wcc => 8 * n,
-        // label, next, changed flags, plus per-thread buffers.
-        Resolved::Cdlp { .. } => 9 * n,
+        // label, next, changed flags, plus each worker's label counts.
+        Resolved::Cdlp { .. } => {
+            9 * n + cdlp::tally_bytes(g) * rayon::current_num_threads().max(1) as u64
+        }
     }
 }

@@ -126,12 +126,163 @@ fn mode_of_three(x: u32, y: u32, z: u32) -> u32 {
 }
 
 /// Graphs with at most this many vertices count labels in a per-thread
-/// array indexed by label (4 bytes per vertex: up to 4 MiB) instead of
-/// sorting each vertex's gathered labels. Measured at 2 threads, 10
-/// iterations: counting takes cnr-2000 (325 k vertices) from 173 to 114 ms
-/// and is even on kron20 (646 k), but on kron22 (2.4 M, 9.6 MiB per
-/// thread) it is 4.7 s against sorting's 3.2 s.
+/// array indexed by label (4 bytes per vertex: up to 4 MiB); larger ones
+/// count in a small hash table per vertex. Measured at 2 threads, 10
+/// iterations: the array takes cnr-2000 (325 k vertices) from 173 to
+/// 114 ms against sorting each vertex's labels, but on kron22 (2.4 M
+/// vertices, 9.6 MiB per thread) it took 4.7 s against sorting's 3.2 s.
 const COUNT_ARRAY_MAX_N: usize = 1 << 20;
+
+/// How a [`Tally`] counts one vertex's gathered labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counting {
+    /// In an array indexed by label ([`mode_by_counting`]).
+    Array,
+    /// In an open-addressing table sized to the vertex's degree
+    /// ([`mode_by_hashing`]).
+    Hash,
+}
+
+/// Per-worker scratch that computes CDLP's next label of one vertex: the
+/// smallest most frequent of its neighbours' labels. Every executor of
+/// CDLP (this module's [`run`], the job manager's CDLP group) uses it, so
+/// they agree bit for bit. Holds 4 bytes per vertex of the graph when the
+/// graph has at most 2^20 vertices (a count per label), otherwise a table
+/// of at most 16 bytes per neighbour of the largest vertex seen.
+pub struct Tally {
+    counting: Counting,
+    /// The labels gathered for the current vertex.
+    buf: Vec<u32>,
+    /// `Array`: a count per label, all zero between vertices.
+    counts: Vec<u32>,
+    /// `Hash`: `(label, count)` slots, all [`EMPTY`] between vertices.
+    table: Vec<(u32, u32)>,
+}
+
+/// An unused slot of a [`Tally`]'s table (labels are natural ids, below
+/// the number of vertices, so never `u32::MAX`).
+const EMPTY: u32 = u32::MAX;
+
+impl Tally {
+    /// Scratch for a graph of `n` vertices.
+    pub fn new(n: usize) -> Self {
+        Self::with(
+            n,
+            if n <= COUNT_ARRAY_MAX_N {
+                Counting::Array
+            } else {
+                Counting::Hash
+            },
+        )
+    }
+
+    fn with(n: usize, counting: Counting) -> Self {
+        Tally {
+            counting,
+            buf: Vec::new(),
+            counts: if counting == Counting::Array {
+                vec![0; n]
+            } else {
+                Vec::new()
+            },
+            table: Vec::new(),
+        }
+    }
+
+    /// Bytes this scratch holds now.
+    pub fn bytes(&self) -> usize {
+        4 * (self.buf.capacity() + self.counts.capacity()) + 8 * self.table.capacity()
+    }
+
+    /// The label `v` takes next: the smallest most frequent of `labels[u]`
+    /// over the neighbours `u` in `a` then `b` (out- then in-neighbours,
+    /// `b` empty when undirected), or `own` when there are none.
+    #[inline]
+    pub fn next_label(&mut self, a: &[VertexId], b: &[VertexId], labels: &[u32], own: u32) -> u32 {
+        let at = |j: usize| -> u32 {
+            let u = if j < a.len() { a[j] } else { b[j - a.len()] };
+            labels[u as usize]
+        };
+        // Degrees up to 3 (most of a road graph) without a table; with two
+        // labels, each occurring once or the same twice, the smaller is the
+        // mode either way.
+        match a.len() + b.len() {
+            0 => own,
+            1 => at(0),
+            2 => at(0).min(at(1)),
+            3 => mode_of_three(at(0), at(1), at(2)),
+            _ => {
+                self.buf.clear();
+                self.buf
+                    .extend(a.iter().chain(b).map(|&u| labels[u as usize]));
+                let mode = match self.counting {
+                    Counting::Array => mode_by_counting(&self.buf, &mut self.counts),
+                    // Labels gathered in ascending order (the first
+                    // iteration's natural ids along a sorted list) need
+                    // no table; the check stops at the first descent.
+                    Counting::Hash if self.buf.is_sorted() => mode_of_sorted(&self.buf),
+                    Counting::Hash => mode_by_hashing(&self.buf, &mut self.table),
+                };
+                mode.unwrap_or(own)
+            }
+        }
+    }
+}
+
+/// The most a [`Tally`] holds on `g`: a count per vertex when counting in
+/// an array, otherwise a table of up to four 8-byte slots per neighbour of
+/// the vertex with the most neighbours, plus that vertex's gathered labels.
+pub fn tally_bytes(g: &Graph) -> u64 {
+    let n = g.num_vertices();
+    if n <= COUNT_ARRAY_MAX_N {
+        4 * n as u64
+    } else {
+        let most = (0..n as VertexId)
+            .map(|v| neighbour_lists(g, v).iter().map(|l| l.len()).sum::<usize>())
+            .max()
+            .unwrap_or(0) as u64;
+        36 * most
+    }
+}
+
+/// One [`Tally`] per worker of the current rayon pool, each behind a lock
+/// that only its own worker takes (so never contended).
+pub struct Tallies(Vec<std::sync::Mutex<Tally>>);
+
+impl Tallies {
+    /// Scratch for every worker of the current pool, on a graph of `n`
+    /// vertices.
+    pub fn new(n: usize) -> Self {
+        Self::with(n, rayon::current_num_threads().max(1), None)
+    }
+
+    fn with(n: usize, workers: usize, counting: Option<Counting>) -> Self {
+        Tallies(
+            (0..workers)
+                .map(|_| {
+                    std::sync::Mutex::new(match counting {
+                        Some(c) => Tally::with(n, c),
+                        None => Tally::new(n),
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// The calling worker's scratch.
+    pub fn mine(&self) -> std::sync::MutexGuard<'_, Tally> {
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.0.len();
+        self.0[slot].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Bytes all the workers' scratch holds now.
+    pub fn bytes(&self) -> usize {
+        self.0
+            .iter()
+            .map(|t| t.lock().map_or(0, |t| t.bytes()))
+            .sum()
+    }
+}
 
 /// The smallest most frequent label of `labels`, counted in `counts` (all
 /// zero on entry and on return; indexed by label). Two branch-free passes:
@@ -155,6 +306,53 @@ fn mode_by_counting(labels: &[u32], counts: &mut [u32]) -> Option<u32> {
         *c = 0;
     }
     (top > 0).then_some(best)
+}
+
+/// The smallest most frequent label of `labels`, counted in an
+/// open-addressing table of at least twice as many slots as labels
+/// (linear probing, multiplicative hash; `table` is all [`EMPTY`] with
+/// zero counts on entry and on return, and grows as needed). `O(d)` per
+/// vertex in a table that stays in L1 or L2, where a sort costs
+/// `O(d log d)`. The count loop's one branch (hit or empty slot) is
+/// nearly always taken, since an empty slot's count is zero and both
+/// cases store `(label, count + 1)`; the largest count is a running max,
+/// and one sequential pass over the slots then takes the smallest label
+/// with that count and clears them.
+fn mode_by_hashing(labels: &[u32], table: &mut Vec<(u32, u32)>) -> Option<u32> {
+    if labels.is_empty() {
+        return None;
+    }
+    let bits = (2 * labels.len())
+        .next_power_of_two()
+        .max(16)
+        .trailing_zeros();
+    let size = 1usize << bits;
+    if table.len() < size {
+        table.resize(size, (EMPTY, 0));
+    }
+    let slots = &mut table[..size];
+    let mask = size - 1;
+    let mut top = 0u32;
+    for &l in labels {
+        let mut i = (l.wrapping_mul(0x9E37_79B9) >> (32 - bits)) as usize;
+        loop {
+            let (key, count) = slots[i];
+            if key == l || key == EMPTY {
+                slots[i] = (l, count + 1);
+                top = top.max(count + 1);
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    // A select, not a branch: which slots hold the top count is random.
+    let mut best = u32::MAX;
+    for slot in slots.iter_mut() {
+        let candidate = [u32::MAX, slot.0][usize::from(slot.1 == top)];
+        best = best.min(candidate);
+        *slot = (EMPTY, 0);
+    }
+    Some(best)
 }
 
 /// Vertices whose neighbours kept their labels are skipped once fewer than
@@ -190,23 +388,18 @@ const TRACK_BELOW_DEN: usize = 10;
 
 /// Runs CDLP in parallel on the current rayon pool.
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
-    run_with(g, cfg, COUNT_ARRAY_MAX_N)
+    run_with(g, cfg, None)
 }
 
-/// [`run`] counting in arrays when `n ≤ count_array_max_n` (tests pass 0
-/// to exercise the sort on small graphs).
-fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output, AlgoError> {
-    use std::sync::Mutex;
+/// [`run`] with every worker counting by `counting` (tests force each
+/// method on small graphs), or by the graph's size when `None`.
+fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Output, AlgoError> {
     let n = g.num_vertices();
     let mut label = initial_labels(g);
     let mut next = crate::hugepages::filled(n, 0u32);
     let (out, inc, directed) = (g.out(), g.inc(), g.is_directed());
-    // One label-count array per worker, kept across iterations; labels are
-    // natural ids, so below n.
-    let counting = n <= count_array_max_n;
-    let arrays: Vec<Mutex<Vec<u32>>> = (0..rayon::current_num_threads().max(1))
-        .map(|_| Mutex::new(if counting { vec![0; n] } else { Vec::new() }))
-        .collect();
+    // One scratch per worker, kept across iterations.
+    let tallies = Tallies::with(n, rayon::current_num_threads().max(1), counting);
     // `changed[u]`: whether u's label changed in the last iteration. A
     // vertex none of whose neighbours changed gets the label it got last
     // time, which is its current one, so once few labels change only the
@@ -225,15 +418,12 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
             .par_chunks_mut(crate::edge_map::MINI_CHUNK)
             .zip(changed_next.par_chunks_mut(crate::edge_map::MINI_CHUNK))
             .enumerate()
-            .map_init(Vec::new, |buf, (c, (slots, flags))| {
+            .map(|(c, (slots, flags))| {
                 let lo = c * crate::edge_map::MINI_CHUNK;
-                let slot_of = rayon::current_thread_index().unwrap_or(0) % arrays.len();
-                let mut counts = arrays[slot_of].lock().unwrap_or_else(|e| e.into_inner());
+                let mut tally = tallies.mine();
                 let mut moved = 0usize;
                 for (i, slot) in slots.iter_mut().enumerate() {
                     let v = (lo + i) as VertexId;
-                    let a = out.neighbors(v);
-                    let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
                     let own = prev[v as usize];
                     if check && settled(g, v, was) {
                         *slot = own;
@@ -242,30 +432,8 @@ fn run_with(g: &Graph, cfg: &Config, count_array_max_n: usize) -> Result<Output,
                         }
                         continue;
                     }
-                    let at = |j: usize| -> u32 {
-                        let u = if j < a.len() { a[j] } else { b[j - a.len()] };
-                        prev[u as usize]
-                    };
-                    // Degrees up to 3 (most of a road graph) without a sort;
-                    // with two labels, each occurring once or the same twice,
-                    // the smaller is the mode either way.
-                    let new = match a.len() + b.len() {
-                        0 => own,
-                        1 => at(0),
-                        2 => at(0).min(at(1)),
-                        3 => mode_of_three(at(0), at(1), at(2)),
-                        _ => {
-                            buf.clear();
-                            buf.extend(a.iter().chain(b).map(|&u| prev[u as usize]));
-                            let mode = if counting {
-                                mode_by_counting(buf, &mut counts)
-                            } else {
-                                buf.sort_unstable();
-                                mode_of_sorted(buf)
-                            };
-                            mode.unwrap_or(own)
-                        }
-                    };
+                    let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
+                    let new = tally.next_label(out.neighbors(v), b, prev, own);
                     *slot = new;
                     moved += usize::from(new != own);
                     if track {
@@ -412,8 +580,15 @@ mod tests {
                 let cfg = Config { iterations };
                 let want = reference(&g, &cfg).unwrap();
                 for t in THREADS {
-                    let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
-                    assert_eq!(got, want, "{kind:?}, {iterations} iterations, {t} threads");
+                    for counting in [None, Some(Counting::Hash)] {
+                        let got = with_threads(t, || run_with(&g, &cfg, counting))
+                            .unwrap()
+                            .unwrap();
+                        assert_eq!(
+                            got, want,
+                            "{kind:?}, {iterations} iterations, {t} threads, {counting:?}"
+                        );
+                    }
                 }
             }
         }
@@ -487,14 +662,17 @@ mod tests {
     }
 
     #[test]
-    fn counting_gives_the_smallest_most_frequent_label_and_clears_its_array() {
+    fn counting_and_hashing_give_the_smallest_most_frequent_label_and_clear_their_scratch() {
         let mut counts = vec![0u32; 8];
+        let mut table = Vec::new();
+        let many: Vec<u32> = (0..300).map(|i| (i * 7919) % 8).collect();
         for labels in [
             &[3u32, 1, 3, 1][..],
             &[5, 5, 2, 7, 2, 7, 7],
             &[4],
             &[6, 0, 6, 0, 0, 6],
             &[],
+            &many,
         ] {
             let mut sorted = labels.to_vec();
             sorted.sort_unstable();
@@ -504,7 +682,24 @@ mod tests {
                 "{labels:?}"
             );
             assert!(counts.iter().all(|&c| c == 0));
+            assert_eq!(
+                mode_by_hashing(labels, &mut table),
+                mode_of_sorted(&sorted),
+                "{labels:?}"
+            );
+            assert!(table.iter().all(|&slot| slot == (EMPTY, 0)));
         }
+        // Labels far apart, so that slots collide and probe, and one
+        // vertex with a single most frequent label among many.
+        let mut wide: Vec<u32> = (0..5000u64)
+            .map(|i| (i * 2_654_435_761 % 1_000_003) as u32)
+            .collect();
+        wide.extend([17, 17, 17]);
+        let mut sorted = wide.clone();
+        sorted.sort_unstable();
+        assert_eq!(mode_by_hashing(&wide, &mut table), mode_of_sorted(&sorted));
+        assert_eq!(mode_by_hashing(&wide, &mut table), Some(17));
+        assert!(table.iter().all(|&slot| slot == (EMPTY, 0)));
     }
 
     proptest! {
@@ -517,9 +712,11 @@ mod tests {
             for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
-                // The sorting path (these graphs count in arrays).
-                let got = with_threads(t, || run_with(&g, &cfg, 0)).unwrap().unwrap();
-                prop_assert_eq!(&got, &want);
+                // Both ways of counting (these graphs count in arrays).
+                for counting in [Counting::Array, Counting::Hash] {
+                    let got = with_threads(t, || run_with(&g, &cfg, Some(counting))).unwrap().unwrap();
+                    prop_assert_eq!(&got, &want);
+                }
             }
             if let Err(e) = verify(&g, &cfg, &want) {
                 return Err(TestCaseError::fail(e.to_string()));

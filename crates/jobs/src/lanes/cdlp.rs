@@ -26,28 +26,13 @@ pub struct CdlpGroup {
     done: usize,
     /// `changed[u]`: whether u's label changed in the last superstep.
     changed: Vec<u8>,
+    /// Each worker's scratch for counting labels (the engine's, so the
+    /// labels are the engine's bit for bit).
+    tallies: cdlp::Tallies,
     /// Whether this superstep skips vertices none of whose neighbours'
     /// labels changed (they keep theirs, exactly as the engine's
     /// `algo::cdlp` skips them): once fewer than half the labels changed.
     check: bool,
-}
-
-/// The smallest most frequent value of a sorted slice.
-fn mode_of_sorted(xs: &[u32]) -> Option<u32> {
-    let mut best: Option<(usize, u32)> = None;
-    let mut i = 0;
-    while i < xs.len() {
-        let x = xs[i];
-        let mut j = i + 1;
-        while j < xs.len() && xs[j] == x {
-            j += 1;
-        }
-        if !matches!(best, Some((c, _)) if j - i <= c) {
-            best = Some((j - i, x));
-        }
-        i = j;
-    }
-    best.map(|(_, x)| x)
 }
 
 impl CdlpGroup {
@@ -60,6 +45,7 @@ impl CdlpGroup {
             next: Vec::new(),
             done: 0,
             changed: Vec::new(),
+            tallies: cdlp::Tallies::new(n),
             check: false,
         }
     }
@@ -104,19 +90,19 @@ impl ScanTask for CdlpGroup {
         for (j, _) in &self.jobs {
             j.maybe_fault();
         }
-        let mut buf = Vec::new();
+        let mut tally = self.tallies.mine();
         for v in chunk.vertices() {
+            let own = self.label[v as usize];
             if self.check && cdlp::settled(g, v, &self.changed) {
-                self.next[v as usize].store(self.label[v as usize], Ordering::Relaxed);
+                self.next[v as usize].store(own, Ordering::Relaxed);
                 continue;
             }
-            buf.clear();
-            buf.extend(g.out_neighbors(v).iter().map(|&u| self.label[u as usize]));
-            if g.is_directed() {
-                buf.extend(g.in_neighbors(v).iter().map(|&u| self.label[u as usize]));
-            }
-            buf.sort_unstable();
-            let l = mode_of_sorted(&buf).unwrap_or(self.label[v as usize]);
+            let b: &[VertexId] = if g.is_directed() {
+                g.in_neighbors(v)
+            } else {
+                &[]
+            };
+            let l = tally.next_label(g.out_neighbors(v), b, &self.label, own);
             self.next[v as usize].store(l, Ordering::Relaxed);
         }
     }
@@ -156,7 +142,7 @@ impl ScanTask for CdlpGroup {
     }
 
     fn state_bytes(&self) -> u64 {
-        9 * self.label.len() as u64
+        9 * self.label.len() as u64 + self.tallies.bytes() as u64
     }
 
     fn gathered_bytes(&self) -> u64 {
