@@ -245,42 +245,51 @@ pub fn tally_bytes(g: &Graph) -> u64 {
     }
 }
 
-/// One [`Tally`] per worker of the current rayon pool, each behind a lock
-/// that only its own worker takes (so never contended).
-pub struct Tallies(Vec<std::sync::Mutex<Tally>>);
+/// A stock of [`Tally`] scratch shared by the workers of whatever pool
+/// runs a pass: a worker borrows one for a chunk of vertices and returns
+/// it, so there are never more than the workers running at once, however
+/// the pool is sized or resized. The lock is held only to take or return.
+pub struct Tallies {
+    n: usize,
+    counting: Option<Counting>,
+    free: std::sync::Mutex<Vec<Tally>>,
+}
 
 impl Tallies {
-    /// Scratch for every worker of the current pool, on a graph of `n`
-    /// vertices.
+    /// A stock for a graph of `n` vertices (empty until first borrowed).
     pub fn new(n: usize) -> Self {
-        Self::with(n, rayon::current_num_threads().max(1), None)
+        Self::counting(n, None)
     }
 
-    fn with(n: usize, workers: usize, counting: Option<Counting>) -> Self {
-        Tallies(
-            (0..workers)
-                .map(|_| {
-                    std::sync::Mutex::new(match counting {
-                        Some(c) => Tally::with(n, c),
-                        None => Tally::new(n),
-                    })
-                })
-                .collect(),
-        )
+    /// A stock whose scratch counts by `counting`, or by `n` when `None`.
+    fn counting(n: usize, counting: Option<Counting>) -> Self {
+        Tallies {
+            n,
+            counting,
+            free: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
-    /// The calling worker's scratch.
-    pub fn mine(&self) -> std::sync::MutexGuard<'_, Tally> {
-        let slot = rayon::current_thread_index().unwrap_or(0) % self.0.len();
-        self.0[slot].lock().unwrap_or_else(|e| e.into_inner())
+    /// Runs `f` with a scratch no other worker holds meanwhile.
+    pub fn lend<R>(&self, f: impl FnOnce(&mut Tally) -> R) -> R {
+        let taken = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut tally = taken.unwrap_or_else(|| match self.counting {
+            Some(c) => Tally::with(self.n, c),
+            None => Tally::new(self.n),
+        });
+        let r = f(&mut tally);
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tally);
+        r
     }
 
-    /// Bytes all the workers' scratch holds now.
+    /// Bytes the scratch not lent out holds now.
     pub fn bytes(&self) -> usize {
-        self.0
-            .iter()
-            .map(|t| t.lock().map_or(0, |t| t.bytes()))
-            .sum()
+        self.free
+            .lock()
+            .map_or(0, |f| f.iter().map(Tally::bytes).sum())
     }
 }
 
@@ -399,7 +408,7 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
     let mut next = crate::hugepages::filled(n, 0u32);
     let (out, inc, directed) = (g.out(), g.inc(), g.is_directed());
     // One scratch per worker, kept across iterations.
-    let tallies = Tallies::with(n, rayon::current_num_threads().max(1), counting);
+    let tallies = Tallies::counting(n, counting);
     // `changed[u]`: whether u's label changed in the last iteration. A
     // vertex none of whose neighbours changed gets the label it got last
     // time, which is its current one, so once few labels change only the
@@ -420,27 +429,28 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
             .enumerate()
             .map(|(c, (slots, flags))| {
                 let lo = c * crate::edge_map::MINI_CHUNK;
-                let mut tally = tallies.mine();
-                let mut moved = 0usize;
-                for (i, slot) in slots.iter_mut().enumerate() {
-                    let v = (lo + i) as VertexId;
-                    let own = prev[v as usize];
-                    if check && settled(g, v, was) {
-                        *slot = own;
-                        if track {
-                            flags[i] = 0;
+                tallies.lend(|tally| {
+                    let mut moved = 0usize;
+                    for (i, slot) in slots.iter_mut().enumerate() {
+                        let v = (lo + i) as VertexId;
+                        let own = prev[v as usize];
+                        if check && settled(g, v, was) {
+                            *slot = own;
+                            if track {
+                                flags[i] = 0;
+                            }
+                            continue;
                         }
-                        continue;
+                        let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
+                        let new = tally.next_label(out.neighbors(v), b, prev, own);
+                        *slot = new;
+                        moved += usize::from(new != own);
+                        if track {
+                            flags[i] = u8::from(new != own);
+                        }
                     }
-                    let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
-                    let new = tally.next_label(out.neighbors(v), b, prev, own);
-                    *slot = new;
-                    moved += usize::from(new != own);
-                    if track {
-                        flags[i] = u8::from(new != own);
-                    }
-                }
-                moved
+                    moved
+                })
             })
             .sum();
         std::mem::swap(&mut label, &mut next);

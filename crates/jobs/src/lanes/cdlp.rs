@@ -26,8 +26,8 @@ pub struct CdlpGroup {
     done: usize,
     /// `changed[u]`: whether u's label changed in the last superstep.
     changed: Vec<u8>,
-    /// Each worker's scratch for counting labels (the engine's, so the
-    /// labels are the engine's bit for bit).
+    /// Scratch for counting labels, lent to each worker for a chunk (the
+    /// engine's, so the labels are the engine's bit for bit).
     tallies: cdlp::Tallies,
     /// Whether this superstep skips vertices none of whose neighbours'
     /// labels changed (they keep theirs, exactly as the engine's
@@ -90,21 +90,22 @@ impl ScanTask for CdlpGroup {
         for (j, _) in &self.jobs {
             j.maybe_fault();
         }
-        let mut tally = self.tallies.mine();
-        for v in chunk.vertices() {
-            let own = self.label[v as usize];
-            if self.check && cdlp::settled(g, v, &self.changed) {
-                self.next[v as usize].store(own, Ordering::Relaxed);
-                continue;
+        self.tallies.lend(|tally| {
+            for v in chunk.vertices() {
+                let own = self.label[v as usize];
+                if self.check && cdlp::settled(g, v, &self.changed) {
+                    self.next[v as usize].store(own, Ordering::Relaxed);
+                    continue;
+                }
+                let b: &[VertexId] = if g.is_directed() {
+                    g.in_neighbors(v)
+                } else {
+                    &[]
+                };
+                let l = tally.next_label(g.out_neighbors(v), b, &self.label, own);
+                self.next[v as usize].store(l, Ordering::Relaxed);
             }
-            let b: &[VertexId] = if g.is_directed() {
-                g.in_neighbors(v)
-            } else {
-                &[]
-            };
-            let l = tally.next_label(g.out_neighbors(v), b, &self.label, own);
-            self.next[v as usize].store(l, Ordering::Relaxed);
-        }
+        });
     }
 
     fn end_step(&mut self, _g: &Graph, _activated: Vec<VertexId>) {
