@@ -20,9 +20,10 @@
 //!
 //! **Method.** One parallel pass per iteration over the chunk table's
 //! mini-chunks: each vertex gathers its neighbours' labels into a
-//! per-thread buffer, then counts them in a per-thread array indexed by label
-//! (graphs up to a million vertices) or sorts them and takes the longest
-//! run. `O(Σ d)` or `O(Σ d log d)` per iteration; deterministic. Once
+//! [`Tally`]'s buffer, then counts them in an array indexed by label
+//! (graphs up to 2^20 vertices) or in an open-addressing table sized to
+//! its degree (larger graphs: kron22 at 10 iterations 2.92 → 2.30 s against
+//! the sort this replaced). `O(Σ d)` per iteration; deterministic. Once
 //! fewer than half the labels changed in an iteration, a vertex none of
 //! whose neighbours' labels changed keeps its label without a recount
 //! (exact: the new label depends on the neighbours' labels alone). Kronecker
