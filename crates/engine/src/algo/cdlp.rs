@@ -144,6 +144,17 @@ enum Counting {
     Hash,
 }
 
+impl Counting {
+    /// The method for a graph of `n` vertices.
+    fn for_vertices(n: usize) -> Self {
+        if n <= COUNT_ARRAY_MAX_N {
+            Counting::Array
+        } else {
+            Counting::Hash
+        }
+    }
+}
+
 /// Per-worker scratch that computes CDLP's next label of one vertex: the
 /// smallest most frequent of its neighbours' labels. Every executor of
 /// CDLP (this module's [`run`], the job manager's CDLP group) uses it, so
@@ -165,18 +176,6 @@ pub struct Tally {
 const EMPTY: u32 = u32::MAX;
 
 impl Tally {
-    /// Scratch for a graph of `n` vertices.
-    pub fn new(n: usize) -> Self {
-        Self::with(
-            n,
-            if n <= COUNT_ARRAY_MAX_N {
-                Counting::Array
-            } else {
-                Counting::Hash
-            },
-        )
-    }
-
     fn with(n: usize, counting: Counting) -> Self {
         Tally {
             counting,
@@ -196,10 +195,12 @@ impl Tally {
     }
 
     /// The label `v` takes next: the smallest most frequent of `labels[u]`
-    /// over the neighbours `u` in `a` then `b` (out- then in-neighbours,
-    /// `b` empty when undirected), or `own` when there are none.
+    /// over the neighbours `u` CDLP reads (out-, then in- when directed),
+    /// or its own `labels[v]` when it has none.
     #[inline]
-    pub fn next_label(&mut self, a: &[VertexId], b: &[VertexId], labels: &[u32], own: u32) -> u32 {
+    pub fn next_label(&mut self, g: &Graph, v: VertexId, labels: &[u32]) -> u32 {
+        let [a, b] = neighbour_lists(g, v);
+        let own = labels[v as usize];
         let at = |j: usize| -> u32 {
             let u = if j < a.len() { a[j] } else { b[j - a.len()] };
             labels[u as usize]
@@ -235,7 +236,7 @@ impl Tally {
 /// the vertex with the most neighbours, plus that vertex's gathered labels.
 pub fn tally_bytes(g: &Graph) -> u64 {
     let n = g.num_vertices();
-    if n <= COUNT_ARRAY_MAX_N {
+    if Counting::for_vertices(n) == Counting::Array {
         4 * n as u64
     } else {
         let most = (0..n as VertexId)
@@ -252,18 +253,18 @@ pub fn tally_bytes(g: &Graph) -> u64 {
 /// the pool is sized or resized. The lock is held only to take or return.
 pub struct Tallies {
     n: usize,
-    counting: Option<Counting>,
+    counting: Counting,
     free: std::sync::Mutex<Vec<Tally>>,
 }
 
 impl Tallies {
     /// A stock for a graph of `n` vertices (empty until first borrowed).
     pub fn new(n: usize) -> Self {
-        Self::counting(n, None)
+        Self::counting(n, Counting::for_vertices(n))
     }
 
-    /// A stock whose scratch counts by `counting`, or by `n` when `None`.
-    fn counting(n: usize, counting: Option<Counting>) -> Self {
+    /// A stock whose scratch counts by `counting`.
+    fn counting(n: usize, counting: Counting) -> Self {
         Tallies {
             n,
             counting,
@@ -274,10 +275,7 @@ impl Tallies {
     /// Runs `f` with a scratch no other worker holds meanwhile.
     pub fn lend<R>(&self, f: impl FnOnce(&mut Tally) -> R) -> R {
         let taken = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut tally = taken.unwrap_or_else(|| match self.counting {
-            Some(c) => Tally::with(self.n, c),
-            None => Tally::new(self.n),
-        });
+        let mut tally = taken.unwrap_or_else(|| Tally::with(self.n, self.counting));
         let r = f(&mut tally);
         self.free
             .lock()
@@ -407,9 +405,9 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
     let n = g.num_vertices();
     let mut label = initial_labels(g);
     let mut next = crate::hugepages::filled(n, 0u32);
-    let (out, inc, directed) = (g.out(), g.inc(), g.is_directed());
-    // One scratch per worker, kept across iterations.
-    let tallies = Tallies::counting(n, counting);
+    // Counting scratch, lent to the workers per mini-chunk and kept
+    // across iterations.
+    let tallies = Tallies::counting(n, counting.unwrap_or(Counting::for_vertices(n)));
     // `changed[u]`: whether u's label changed in the last iteration. A
     // vertex none of whose neighbours changed gets the label it got last
     // time, which is its current one, so once few labels change only the
@@ -442,8 +440,7 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
                             }
                             continue;
                         }
-                        let b: &[VertexId] = if directed { inc.neighbors(v) } else { &[] };
-                        let new = tally.next_label(out.neighbors(v), b, prev, own);
+                        let new = tally.next_label(g, v, prev);
                         *slot = new;
                         moved += usize::from(new != own);
                         if track {

@@ -97,12 +97,7 @@ impl ScanTask for CdlpGroup {
                     self.next[v as usize].store(own, Ordering::Relaxed);
                     continue;
                 }
-                let b: &[VertexId] = if g.is_directed() {
-                    g.in_neighbors(v)
-                } else {
-                    &[]
-                };
-                let l = tally.next_label(g.out_neighbors(v), b, &self.label, own);
+                let l = tally.next_label(g, v, &self.label);
                 self.next[v as usize].store(l, Ordering::Relaxed);
             }
         });
