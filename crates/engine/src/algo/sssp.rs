@@ -673,13 +673,19 @@ fn delta_stepping_in_memory<W: Word>(
 /// schedule of 64).
 const TEAM_GRAIN: usize = 64;
 
-/// Frontier vertices ahead whose state and out-list a team round prefetches.
-const TEAM_AHEAD: usize = 4;
+/// Frontier entries ahead whose distance, relax stamp and out-list offset a
+/// team round prefetches.
+const TEAM_FAR: usize = 16;
 
-/// Asks the cache for what relaxing `u` reads first: its distance, its
-/// relax stamp, and the start of its out-list and weights.
-#[inline]
-fn prefetch_vertex<W: Word>(
+/// Frontier entries ahead whose out-list and weights a team round
+/// prefetches, if the entry looks fresh by then.
+const TEAM_AHEAD: usize = 8;
+
+/// Asks the cache for what deciding whether `u` is fresh reads: its
+/// distance, its relax stamp and its out-list offset. Only addresses
+/// computed from `u`: nothing waits for memory.
+#[inline(always)]
+fn prefetch_state<W: Word>(
     p: &Tentative<W>,
     relaxed_at: &[W::Cell],
     out: &plexus_graph::Adjacency,
@@ -689,10 +695,32 @@ fn prefetch_vertex<W: Word>(
     let u = u as usize;
     prefetch(&p.dist, u);
     prefetch(relaxed_at, u);
-    let at = out.offsets()[u] as usize;
-    prefetch(out.neighbor_array(), at);
-    if let Some(ws) = out.weight_array() {
-        prefetch(ws, at);
+    prefetch(out.offsets(), u);
+}
+
+/// Asks the cache for the start of `u`'s out-list and weights when `u`
+/// would be relaxed in bucket `k` now (its state, prefetched
+/// [`TEAM_FAR`] entries earlier, is read). Most frontier entries are stale
+/// (about 60 % on kron22: a vertex is filed each time it is lowered), and
+/// their lists are not fetched. A hint only: the entry is checked again
+/// when it is relaxed.
+#[inline(always)]
+fn prefetch_list_if_fresh<W: Word>(
+    p: &Tentative<W>,
+    relaxed_at: &[W::Cell],
+    out: &plexus_graph::Adjacency,
+    u: VertexId,
+    k: u64,
+    delta: f64,
+) {
+    use crate::prefetch::prefetch;
+    let d = p.get(u);
+    if bucket(d.to_f64(), delta) == k && W::load(&relaxed_at[u as usize]) != d {
+        let at = out.offsets()[u as usize] as usize;
+        prefetch(out.neighbor_array(), at);
+        if let Some(ws) = out.weight_array() {
+            prefetch(ws, at);
+        }
     }
 }
 
@@ -788,6 +816,30 @@ fn delta_stepping_team<W: Word>(
                 let ws = out.weights(u).unwrap_or(&[]);
                 bins.relax(&p, out.neighbors(u), ws, m, delta, base);
             };
+            // Relaxes the fresh entries of `list` in bucket `k`. Each entry's
+            // state, offset and out-list miss the cache, and the offset is
+            // needed to find the list: ask for the state [`TEAM_FAR`]
+            // entries ahead and, once it has arrived, for the list
+            // [`TEAM_AHEAD`] entries ahead, so no load waits on memory.
+            let relax_list = |bins: &mut LocalBins, list: &[VertexId], k: u64, base: u64| {
+                for &u in list.iter().take(TEAM_FAR) {
+                    prefetch_state(&p, &relaxed_at, out, u);
+                }
+                for &u in list.iter().take(TEAM_AHEAD) {
+                    prefetch_list_if_fresh(&p, &relaxed_at, out, u, k, delta);
+                }
+                for (j, &u) in list.iter().enumerate() {
+                    if let Some(&w) = list.get(j + TEAM_FAR) {
+                        prefetch_state(&p, &relaxed_at, out, w);
+                    }
+                    if let Some(&w) = list.get(j + TEAM_AHEAD) {
+                        prefetch_list_if_fresh(&p, &relaxed_at, out, w, k, delta);
+                    }
+                    if let Some(m) = fresh(u, k) {
+                        relax(bins, u, m, base);
+                    }
+                }
+            };
             loop {
                 {
                     let shares = Shares(
@@ -811,16 +863,7 @@ fn delta_stepping_team<W: Word>(
                         }
                         grain.clear();
                         shares.for_range(i, (i + TEAM_GRAIN).min(total), |u| grain.push(u));
-                        // Each vertex's distance, stamp and out-list miss the
-                        // cache: ask for those of a vertex a few places on.
-                        for (j, &u) in grain.iter().enumerate() {
-                            if let Some(&w) = grain.get(j + TEAM_AHEAD) {
-                                prefetch_vertex(&p, &relaxed_at, out, w);
-                            }
-                            if let Some(m) = fresh(u, k) {
-                                relax(&mut bins, u, m, base);
-                            }
-                        }
+                        relax_list(&mut bins, &grain, k, base);
                     }
                 }
                 // Bucket fusion: relax this thread's small share of bucket k now.
@@ -831,14 +874,7 @@ fn delta_stepping_team<W: Word>(
                     .is_some_and(|b| !b.is_empty() && b.len() < FUSE_BELOW)
                 {
                     let bin = std::mem::take(&mut bins.near[cur]);
-                    for (j, &u) in bin.iter().enumerate() {
-                        if let Some(&w) = bin.get(j + TEAM_AHEAD) {
-                            prefetch_vertex(&p, &relaxed_at, out, w);
-                        }
-                        if let Some(m) = fresh(u, k) {
-                            relax(&mut bins, u, m, base);
-                        }
-                    }
+                    relax_list(&mut bins, &bin, k, base);
                 }
                 let offer = bins
                     .near
