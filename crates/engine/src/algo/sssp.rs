@@ -567,14 +567,28 @@ fn delta_stepping_in_memory<W: Word>(
             // bucket k (not lowered into an earlier one since it was filed)
             // and its distance changed since it was last relaxed: duplicate
             // entries and repeat visits at the same distance are skipped.
+            // Each entry's distance and stamp miss the cache: they are asked
+            // for [`TEAM_FAR`] entries ahead, as in the team rounds.
             let tasks: Vec<(VertexId, W, usize, usize)> = frontier
-                .par_iter()
-                .with_min_len(1024)
-                .filter_map(|&u| fresh(u).map(|m| (u, m)))
-                .flat_map_iter(|(u, m)| {
-                    let d = out.degree(u);
-                    (0..d.div_ceil(EDGE_GRAIN).max(1))
-                        .map(move |b| (u, m, b * EDGE_GRAIN, ((b + 1) * EDGE_GRAIN).min(d)))
+                .par_chunks(1024)
+                .flat_map_iter(|chunk| {
+                    let mut tasks = Vec::new();
+                    for &u in chunk.iter().take(TEAM_FAR) {
+                        prefetch_state(&p, &relaxed_at, out, u);
+                    }
+                    for (j, &u) in chunk.iter().enumerate() {
+                        if let Some(&w) = chunk.get(j + TEAM_FAR) {
+                            prefetch_state(&p, &relaxed_at, out, w);
+                        }
+                        if let Some(m) = fresh(u) {
+                            let d = out.degree(u);
+                            tasks
+                                .extend((0..d.div_ceil(EDGE_GRAIN).max(1)).map(|b| {
+                                    (u, m, b * EDGE_GRAIN, ((b + 1) * EDGE_GRAIN).min(d))
+                                }));
+                        }
+                    }
+                    tasks
                 })
                 .collect();
             // Relaxes edges lo..hi of u with message m, filing lowered
@@ -585,12 +599,19 @@ fn delta_stepping_in_memory<W: Word>(
                 local.relax(&p, &out.neighbors(u)[lo..hi], ws, m, delta, base);
             };
             let cur = (k - base) as usize;
-            tasks
-                .par_iter()
-                .with_min_len(16)
-                .for_each(|&(u, m, lo, hi)| {
-                    let mut local = lock(rayon::current_thread_index().unwrap_or(0) % threads);
-                    let local = &mut *local;
+            tasks.par_chunks(16).for_each(|chunk| {
+                let mut local = lock(rayon::current_thread_index().unwrap_or(0) % threads);
+                let local = &mut *local;
+                for (j, &(u, m, lo, hi)) in chunk.iter().enumerate() {
+                    // The out-list of a task a few places on (its offset was
+                    // read when the tasks were made).
+                    if let Some(&(w, _, at, _)) = chunk.get(j + TEAM_AHEAD) {
+                        let start = out.offsets()[w as usize] as usize + at;
+                        crate::prefetch::prefetch(out.neighbor_array(), start);
+                        if let Some(ws) = out.weight_array() {
+                            crate::prefetch::prefetch(ws, start);
+                        }
+                    }
                     relax(local, u, m, lo, hi);
                     // Bucket fusion (GAPBS): while this thread's own share of
                     // the current bucket is small, relax it right away
@@ -607,7 +628,8 @@ fn delta_stepping_in_memory<W: Word>(
                             }
                         }
                     }
-                });
+                }
+            });
         }
         if W::NARROW && (0..threads).any(|t| lock(t).overflow) {
             return Ok(None);
