@@ -606,11 +606,7 @@ fn delta_stepping_in_memory<W: Word>(
                     // The out-list of a task a few places on (its offset was
                     // read when the tasks were made).
                     if let Some(&(w, _, at, _)) = chunk.get(j + TEAM_AHEAD) {
-                        let start = out.offsets()[w as usize] as usize + at;
-                        crate::prefetch::prefetch(out.neighbor_array(), start);
-                        if let Some(ws) = out.weight_array() {
-                            crate::prefetch::prefetch(ws, start);
-                        }
+                        prefetch_edges(out, out.offsets()[w as usize] as usize + at);
                     }
                     relax(local, u, m, lo, hi);
                     // Bucket fusion (GAPBS): while this thread's own share of
@@ -735,14 +731,19 @@ fn prefetch_list_if_fresh<W: Word>(
     k: u64,
     delta: f64,
 ) {
-    use crate::prefetch::prefetch;
     let d = p.get(u);
     if bucket(d.to_f64(), delta) == k && W::load(&relaxed_at[u as usize]) != d {
-        let at = out.offsets()[u as usize] as usize;
-        prefetch(out.neighbor_array(), at);
-        if let Some(ws) = out.weight_array() {
-            prefetch(ws, at);
-        }
+        prefetch_edges(out, out.offsets()[u as usize] as usize);
+    }
+}
+
+/// Asks the cache for out-edge `at` (position in the neighbour array) and
+/// its weight.
+#[inline(always)]
+fn prefetch_edges(out: &plexus_graph::Adjacency, at: usize) {
+    crate::prefetch::prefetch(out.neighbor_array(), at);
+    if let Some(ws) = out.weight_array() {
+        crate::prefetch::prefetch(ws, at);
     }
 }
 
