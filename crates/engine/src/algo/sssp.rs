@@ -450,6 +450,38 @@ fn stamps<W: Word>(n: usize) -> Vec<W::Cell> {
     crate::hugepages::from_fn(n, |_| W::cell(W::NEVER))
 }
 
+/// `u`'s distance if `u` is still in bucket `k` (not lowered into an
+/// earlier one since it was filed) and its distance differs from the one
+/// it last sent along its edges (its stamp): whether it needs relaxing.
+#[inline(always)]
+fn unsent<W: Word>(
+    p: &Tentative<W>,
+    relaxed_at: &[W::Cell],
+    u: VertexId,
+    k: u64,
+    delta: f64,
+) -> Option<W> {
+    let d = p.get(u);
+    (bucket(d.to_f64(), delta) == k && W::load(&relaxed_at[u as usize]) != d).then_some(d)
+}
+
+/// [`unsent`], stamping `u` with the distance it is about to send. A load
+/// and a store, not a swap: two threads that take the same entry at once
+/// may both relax it (the same offers twice, harmless), and no locked
+/// instruction is paid per frontier entry.
+#[inline(always)]
+fn claim_fresh<W: Word>(
+    p: &Tentative<W>,
+    relaxed_at: &[W::Cell],
+    u: VertexId,
+    k: u64,
+    delta: f64,
+) -> Option<W> {
+    let d = unsent(p, relaxed_at, u, k, delta)?;
+    W::store(&relaxed_at[u as usize], d);
+    Some(d)
+}
+
 /// One thread's bins: `near[b - base]` holds vertices queued for bucket
 /// `b < base + BIN_WINDOW`, `far` those further ahead.
 #[derive(Default)]
@@ -553,15 +585,7 @@ fn delta_stepping_in_memory<W: Word>(
             crate::progress::superstep(frontier.len() as u64);
             // u's message if u is still in bucket k and its distance changed
             // since it last sent one (see the tasks below).
-            let fresh = |u: VertexId| -> Option<W> {
-                let d = p.get(u);
-                let sent = &relaxed_at[u as usize];
-                let changed = bucket(d.to_f64(), delta) == k && W::load(sent) != d;
-                if changed {
-                    W::store(sent, d);
-                }
-                changed.then_some(d)
-            };
+            let fresh = |u: VertexId| claim_fresh(&p, &relaxed_at, u, k, delta);
             // Tasks: (vertex, its message, first edge, end edge), high
             // degrees split. A vertex is relaxed only if it is still in
             // bucket k (not lowered into an earlier one since it was filed)
@@ -731,8 +755,7 @@ fn prefetch_list_if_fresh<W: Word>(
     k: u64,
     delta: f64,
 ) {
-    let d = p.get(u);
-    if bucket(d.to_f64(), delta) == k && W::load(&relaxed_at[u as usize]) != d {
+    if unsent(p, relaxed_at, u, k, delta).is_some() {
         prefetch_edges(out, out.offsets()[u as usize] as usize);
     }
 }
@@ -820,20 +843,8 @@ fn delta_stepping_team<W: Word>(
         crate::progress::observe_if(observer.as_ref().filter(|_| leader), || {
             let mut bins = LocalBins::default();
             let (mut base, mut k, mut round) = (0u64, 0u64, 0usize);
-            // u's message if u is still in bucket k and its distance changed
-            // since it last sent one. A load and a store, not a swap: two
-            // threads that pop the same entry at once may both relax it
-            // (the same offers twice, harmless), and no locked instruction
-            // is paid per frontier vertex.
-            let fresh = |u: VertexId, k: u64| -> Option<W> {
-                let d = p.get(u);
-                let sent = &relaxed_at[u as usize];
-                let fresh = bucket(d.to_f64(), delta) == k && W::load(sent) != d;
-                if fresh {
-                    W::store(sent, d);
-                }
-                fresh.then_some(d)
-            };
+            // u's message if it needs relaxing in bucket k ([`claim_fresh`]).
+            let fresh = |u: VertexId, k: u64| claim_fresh(&p, &relaxed_at, u, k, delta);
             let relax = |bins: &mut LocalBins, u: VertexId, m: W, base: u64| {
                 // prepare() checked that the graph is weighted.
                 let ws = out.weights(u).unwrap_or(&[]);
