@@ -58,8 +58,10 @@ pub struct RunArgs {
     /// Convergence tolerance (pagerank, ppr), NetworkX's rule: stop when Σ|Δ| < n·tol.
     #[arg(long, allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
-    /// PageRank iteration: jacobi (default, NetworkX's) or gauss-seidel (blockwise; same
-    /// fixed point in about half the sweeps on graphs with id locality; GAPBS's pr).
+    /// PageRank iteration: jacobi (pagerank's default, NetworkX's), gauss-seidel (blockwise;
+    /// same fixed point in about half the sweeps on graphs with id locality; GAPBS's pr), or
+    /// push (ppr's default when stopping by tolerance: forward push from the source, then
+    /// jacobi if the mass spreads over the graph; within d/(1-d)·n·tol of the exact ranks).
     #[arg(long)]
     pub method: Option<algo::pagerank::Method>,
     /// PageRank contributions: double (default) or single (f32, half the memory traffic;
@@ -391,6 +393,11 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 .iterations
                 .or(if p.graphalytics { Some(10) } else { None });
             if p.algorithm == "ppr" {
+                // Forward push by default when stopping by tolerance: the
+                // mass of one source's ranks stays near it on most graphs.
+                if a.method.is_none() && cfg.iterations.is_none() {
+                    cfg.method = algo::pagerank::Method::Push;
+                }
                 cfg.personalization = Some(vec![p.source]);
                 s.insert("source".into(), json!(g.ids().external_string(p.source)));
             }
@@ -406,6 +413,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 json!(match cfg.method {
                     algo::pagerank::Method::Jacobi => "jacobi",
                     algo::pagerank::Method::GaussSeidel => "gauss-seidel",
+                    algo::pagerank::Method::Push => "push",
                 }),
             );
             s.insert(

@@ -12,6 +12,7 @@ pub mod lcc;
 pub mod mis;
 pub mod nhop;
 pub mod pagerank;
+pub mod pagerank_push;
 pub mod scc;
 pub mod sssp;
 pub mod triangles;

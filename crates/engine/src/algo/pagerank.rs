@@ -37,6 +37,14 @@
 //! the iterations on graphs whose ids have locality (road networks), as
 //! GAPBS's `pr` does. Either way `Σ |F(x) - x| ≤ d · change` for the
 //! returned `x` and the last sweep's L1 change, which [`verify`] checks.
+//! [`Method::Push`] (for personalised PageRank stopping by tolerance;
+//! `plexus run ppr`'s default) is a forward push from the sources
+//! ([`crate::algo::pagerank_push`]) that stops once `Σ |F(x) - x| < d·|V|·tolerance`,
+//! the bound Jacobi guarantees for its own result, and hands over to Jacobi
+//! from its state when it has read half the graph's edges first (on
+//! small-world graphs, where the mass spreads everywhere). Its results are
+//! not NetworkX's iterates but are within `d/(1 - d)·|V|·tolerance` of the
+//! exact ranks in L1, and do not depend on the thread count.
 //! A sweep does not conserve mass exactly: Gauss–Seidel ranks sum to 1
 //! within `d · change / (1 - d)` (they are not renormalised).
 //!
@@ -88,6 +96,11 @@ pub enum Method {
     /// Blockwise Gauss–Seidel: within a block of [`GS_BLOCK`] ids, lower
     /// ids' values of this sweep (GAPBS's `pr`); same fixed point.
     GaussSeidel,
+    /// Forward push from the teleport vector ([`crate::algo::pagerank_push`]),
+    /// for personalised PageRank stopping by tolerance: it stops once the
+    /// L1 distance to the exact ranks, known exactly, is below
+    /// `|V| · tolerance`, and does work only where the mass is.
+    Push,
 }
 
 impl std::str::FromStr for Method {
@@ -96,8 +109,9 @@ impl std::str::FromStr for Method {
         match s {
             "jacobi" => Ok(Method::Jacobi),
             "gauss-seidel" | "gs" => Ok(Method::GaussSeidel),
+            "push" => Ok(Method::Push),
             _ => Err(format!(
-                "unknown PageRank method '{s}' (expected jacobi or gauss-seidel)"
+                "unknown PageRank method '{s}' (expected jacobi, gauss-seidel or push)"
             )),
         }
     }
@@ -298,18 +312,92 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let isolated = Isolated::with_teleport(g, cfg, &teleport);
     Ok(match (cfg.method, cfg.precision) {
         (Method::Jacobi, Precision::Double) => {
-            fused::<f64, false, JACOBI_BLOCK>(g, cfg, &teleport, isolated)
+            fused::<f64, false, JACOBI_BLOCK>(g, cfg, &teleport, isolated, None)
         }
         (Method::Jacobi, Precision::Single) => {
-            fused::<f32, false, JACOBI_BLOCK>(g, cfg, &teleport, isolated)
+            fused::<f32, false, JACOBI_BLOCK>(g, cfg, &teleport, isolated, None)
         }
         (Method::GaussSeidel, Precision::Double) => {
-            fused::<f64, true, GS_BLOCK>(g, cfg, &teleport, None)
+            fused::<f64, true, GS_BLOCK>(g, cfg, &teleport, None, None)
         }
         (Method::GaussSeidel, Precision::Single) => {
-            fused::<f32, true, GS_BLOCK>(g, cfg, &teleport, None)
+            fused::<f32, true, GS_BLOCK>(g, cfg, &teleport, None, None)
         }
+        (Method::Push, _) => push(g, cfg, &teleport, isolated)?,
     })
+}
+
+/// Edges the push stage may read, per edge of the graph, before the power
+/// iteration takes over (its sequential scattered updates cost several
+/// pull edges each; see [`crate::algo::pagerank_push`]).
+const PUSH_BUDGET_PER_EDGE: f64 = 0.5;
+
+/// [`Method::Push`]: forward push until one more power iteration would
+/// change the ranks by less than `d·|V|·tolerance` (the bound the power
+/// iteration guarantees for its own result), or until the push has read
+/// half as many edges as the graph has; then Jacobi (double) from the
+/// push's state `p + r`, a probability vector, with the usual stopping
+/// rule. `iterations` counts the push's threshold rounds plus the Jacobi
+/// iterations; `change` is `(1 - d)·Σ r` when the push finished, the exact
+/// L1 change one more power iteration would make.
+fn push(
+    g: &Graph,
+    cfg: &Config,
+    teleport: &Teleport,
+    isolated: Option<Isolated>,
+) -> Result<Output, AlgoError> {
+    if cfg.iterations.is_some() {
+        return Err(AlgoError::InvalidParameter(
+            "the push method stops by tolerance; a fixed number of iterations needs jacobi or gauss-seidel".into(),
+        ));
+    }
+    let n = g.num_vertices();
+    let sources: Vec<VertexId> = match teleport {
+        Teleport::Uniform(_) => (0..n as VertexId).collect(),
+        Teleport::Sources { member, .. } => {
+            (0..n as VertexId).filter(|&v| member[v as usize]).collect()
+        }
+    };
+    if sources.is_empty() {
+        return Ok(fused::<f64, false, JACOBI_BLOCK>(
+            g, cfg, teleport, isolated, None,
+        ));
+    }
+    let d = cfg.damping;
+    let goal = d * n as f64 * cfg.tolerance;
+    let budget = (g.out().num_edges() as f64 * PUSH_BUDGET_PER_EDGE) as u64;
+    let epsilon = goal / (1.0 - d);
+    let pushed =
+        crate::algo::pagerank_push::run(g, d, &sources, epsilon, budget, cfg.max_iterations);
+    if trace_enabled() {
+        eprintln!(
+            "plexus-trace pagerank push {} rounds, {} edges read, residual {:e}",
+            pushed.rounds, pushed.edges_read, pushed.residual_sum
+        );
+    }
+    if pushed.reached || pushed.rounds >= cfg.max_iterations {
+        let change = (1.0 - d) * pushed.residual_sum;
+        return Ok(Output {
+            rank: pushed.rank,
+            iterations: pushed.rounds,
+            converged: change < goal,
+            change,
+        });
+    }
+    // `p + r` sums to 1: the power iteration's start, `Σ r` from the ranks.
+    let start: Vec<f64> = pushed
+        .rank
+        .iter()
+        .zip(&pushed.residual)
+        .map(|(p, r)| p + r)
+        .collect();
+    let rest = Config {
+        max_iterations: cfg.max_iterations - pushed.rounds,
+        ..cfg.clone()
+    };
+    let mut out = fused::<f64, false, JACOBI_BLOCK>(g, &rest, teleport, isolated, Some(&start));
+    out.iterations += pushed.rounds;
+    Ok(out)
 }
 
 /// Personalised PageRank from one source: [`run`] with
@@ -560,6 +648,7 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
     cfg: &Config,
     teleport: &Teleport,
     isolated: Option<Isolated>,
+    initial: Option<&[f64]>,
 ) -> Output {
     let n = g.num_vertices();
     if n == 0 {
@@ -575,13 +664,16 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
     let sources = g.inc().neighbor_array();
     let out_offsets = g.out().offsets();
     let start = 1.0 / n as f64;
-    let mut rank = crate::hugepages::filled(n, start);
+    // From the uniform vector, as NetworkX, or from `initial` (a
+    // probability vector; the push method hands over its state).
+    let x0 = |u: usize| initial.map_or(start, |x| x[u]);
+    let mut rank = crate::hugepages::from_fn(n, x0);
     // The contributions are read in random order: on huge pages, a TLB
     // miss does not add a page walk to every cache miss. Entry `n` stays
     // +0: the padding of the low-degree slots points there.
     let mut old: Vec<C> = crate::hugepages::from_fn(n + 1, |u| {
         if u < n {
-            contribution(start, g.out_degree(u as VertexId))
+            contribution(x0(u), g.out_degree(u as VertexId))
         } else {
             C::ZERO
         }
@@ -592,16 +684,17 @@ fn fused<C: Contribution, const GS: bool, const BLOCK: usize>(
     // than the loop (USA-road-FLA, f32: 8.1 against 6.9 ms per sweep).
     let slots = if GS { None } else { low_degree_slots(g) };
     let slots = slots.as_deref();
-    let mut dangling = deterministic_sum(n, |u| if g.out_degree(u) == 0 { start } else { 0.0 });
+    let x0 = |u: VertexId| x0(u as usize);
+    let mut dangling = deterministic_sum(n, |u| if g.out_degree(u) == 0 { x0(u) } else { 0.0 });
     // With the elimination: the mass on vertices with edges, and its
     // dangling part (unused by plain iteration, so not summed for it).
     let has_edges = |u: VertexId| !Isolated::is_isolated(g, u);
     let (mut rest_mass, mut rest_dangling) = (0.0, 0.0);
     if isolated.is_some() {
-        rest_mass = deterministic_sum(n, |u| if has_edges(u) { start } else { 0.0 });
+        rest_mass = deterministic_sum(n, |u| if has_edges(u) { x0(u) } else { 0.0 });
         rest_dangling = deterministic_sum(n, |u| {
             if g.out_degree(u) == 0 && has_edges(u) {
-                start
+                x0(u)
             } else {
                 0.0
             }
@@ -930,15 +1023,17 @@ fn reference_with<C: Contribution>(g: &Graph, cfg: &Config, teleport: &Teleport)
 /// Checks that `out.rank` is a probability vector and a fixed point of the
 /// iteration `F` (one Jacobi step, f64) within what the run guarantees:
 ///
-/// * for either method, `Σ |F(x) - x| ≤ d · change`, `change` being the
-///   last iteration's L1 change (`F` is a `d`-contraction in L1, and a
-///   Gauss–Seidel sweep's residual is bounded by `d` times its change,
-///   whatever mixture of old and new values it read);
+/// * for Jacobi and Gauss–Seidel, `Σ |F(x) - x| ≤ d · change`, `change`
+///   being the last iteration's L1 change (`F` is a `d`-contraction in L1,
+///   and a Gauss–Seidel sweep's residual is bounded by `d` times its change,
+///   whatever mixture of old and new values it read); for push,
+///   `Σ |F(x) - x| ≤ change` (equal when the push finished alone);
 /// * when it converged, `change < |V|·tolerance`;
 /// * for Jacobi, also `≤ 2(1 + d)·d^k` after `k` iterations from any start
 ///   (`≤ 2d` when isolated vertices are eliminated, see [`Isolated`]);
 /// * the ranks sum to 1: exactly for Jacobi, within `d·change/(1 - d)` for
-///   Gauss–Seidel (from `Σ F(x) - Σ x = (1 - d)(1 - Σ x)`).
+///   Gauss–Seidel (from `Σ F(x) - Σ x = (1 - d)(1 - Σ x)`), within
+///   `change/(1 - d)` for push (its residual mass is not in the ranks).
 ///
 /// With [`Precision::Single`] the sums allow for f32 rounding of the
 /// contributions (about `4·2⁻²³/(1 - d)` in L1).
@@ -978,6 +1073,10 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     if cfg.method == Method::GaussSeidel && out.iterations > 0 {
         sum_slack += d * out.change / (1.0 - d);
     }
+    // A push result holds `1 - Σ r = 1 - change / (1 - d)`.
+    if cfg.method == Method::Push {
+        sum_slack += out.change / (1.0 - d);
+    }
     let sum: f64 = out.rank.iter().sum();
     if (sum - 1.0).abs() > sum_slack {
         return Err(VerifyError::new(format!(
@@ -993,6 +1092,10 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     }
     let mut bound = if out.iterations == 0 {
         f64::INFINITY
+    } else if cfg.method == Method::Push {
+        // `F(p) - p = (1 - d)·r` exactly when the push finished; `d·change`
+        // when the power iteration took over.
+        out.change
     } else {
         d * out.change
     };
@@ -1344,7 +1447,7 @@ mod tests {
             let teleport = prepare(&g, &cfg).unwrap();
             let iso = Isolated::of(&g, &cfg).expect("isolated vertices with teleport mass");
             let eliminated = run(&g, &cfg).unwrap();
-            let plain = fused::<f64, false, JACOBI_BLOCK>(&g, &cfg, &teleport, None);
+            let plain = fused::<f64, false, JACOBI_BLOCK>(&g, &cfg, &teleport, None, None);
             verify(&g, &cfg, &eliminated).unwrap();
             verify(&g, &cfg, &plain).unwrap();
             assert!(eliminated.converged && plain.converged);
@@ -1432,6 +1535,76 @@ mod tests {
         assert!(verify(&g, &cfg, &out).unwrap_err().0.contains("change"));
     }
 
+    /// The exact ranks, to rounding: 400 Jacobi iterations (`0.85^400 ≈ 4e-29`).
+    fn exact(g: &Graph, cfg: &Config) -> Vec<f64> {
+        let cfg = Config {
+            iterations: Some(400),
+            method: Method::Jacobi,
+            precision: Precision::Double,
+            ..cfg.clone()
+        };
+        reference(g, &cfg).unwrap().rank
+    }
+
+    #[test]
+    fn push_from_a_corner_of_a_grid_stays_local_and_verifies() {
+        // A 100 × 100 grid from a corner: the mass stays near the source,
+        // so the push finishes alone, well inside its budget.
+        let w = 100;
+        let mut edges = Vec::new();
+        for y in 0..w {
+            for x in 0..w {
+                let v = y * w + x;
+                if x + 1 < w {
+                    edges.push((v, v + 1));
+                }
+                if y + 1 < w {
+                    edges.push((v, v + w));
+                }
+            }
+        }
+        let g = Graph::from_edges((w * w) as usize, &edges, &BuildOptions::undirected()).unwrap();
+        let cfg = Config {
+            tolerance: 1e-8,
+            personalization: Some(vec![0]),
+            method: Method::Push,
+            ..Config::default()
+        };
+        let out = run(&g, &cfg).unwrap();
+        verify(&g, &cfg, &out).unwrap();
+        assert!(out.converged);
+        // Push alone: the ranks miss exactly the residual mass change/(1 - d).
+        let missing = 1.0 - out.rank.iter().sum::<f64>();
+        assert!(
+            (missing - out.change / (1.0 - cfg.damping)).abs() < 1e-12,
+            "{missing}"
+        );
+        assert!(out.change < cfg.damping * (w * w) as f64 * cfg.tolerance);
+        let want = exact(&g, &cfg);
+        let err: f64 = out.rank.iter().zip(&want).map(|(a, b)| (a - b).abs()).sum();
+        assert!(err <= out.change / (1.0 - cfg.damping) + 1e-12, "{err}");
+        // Far corners were never reached by any push.
+        assert_eq!(out.rank[(w * w - 1) as usize], 0.0);
+        // A false claim of a small change is caught.
+        let mut bad = out.clone();
+        bad.change /= 100.0;
+        assert!(verify(&g, &cfg, &bad).is_err());
+    }
+
+    #[test]
+    fn push_with_fixed_iterations_is_refused() {
+        let g = Graph::from_edges(3, &[(0, 1), (1, 2)], &BuildOptions::directed()).unwrap();
+        let cfg = Config {
+            iterations: Some(5),
+            personalization: Some(vec![0]),
+            method: Method::Push,
+            ..Config::default()
+        };
+        let e = run(&g, &cfg).unwrap_err().to_string();
+        assert!(e.contains("push") && e.contains("iterations"), "{e}");
+        assert_eq!("push".parse::<Method>(), Ok(Method::Push));
+    }
+
     fn methods() -> impl Strategy<Value = (Method, Precision)> {
         prop_oneof![
             Just((Method::Jacobi, Precision::Double)),
@@ -1472,6 +1645,39 @@ mod tests {
             if let Err(e) = verify(&g, &cfg, &first) {
                 return Err(TestCaseError::fail(e.to_string()));
             }
+            for t in THREADS {
+                let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
+                let same = got.rank.iter().zip(&first.rank).all(|(a, b)| a.to_bits() == b.to_bits());
+                prop_assert!(same, "{} threads differ from 1 thread", t);
+            }
+        }
+
+        #[test]
+        fn push_is_within_its_reported_change_of_the_exact_ranks(
+            spec in graphs(),
+            sources in proptest::collection::vec(0usize..1000, 0..3),
+            tolerance in prop_oneof![Just(1e-3), Just(1e-6), Just(1e-12)],
+        ) {
+            let g = spec.build();
+            let n = g.num_vertices();
+            let personalization = (!sources.is_empty())
+                .then(|| sources.iter().map(|&s| (s % n) as VertexId).collect());
+            let cfg = Config {
+                tolerance,
+                max_iterations: 1000,
+                personalization,
+                method: Method::Push,
+                ..Config::default()
+            };
+            let first = with_threads(1, || run(&g, &cfg)).unwrap().unwrap();
+            if let Err(e) = verify(&g, &cfg, &first) {
+                return Err(TestCaseError::fail(e.to_string()));
+            }
+            prop_assert!(first.converged);
+            // ‖x - π‖₁ ≤ ‖F(x) - x‖₁ / (1 - d) ≤ change / (1 - d).
+            let want = exact(&g, &cfg);
+            let err: f64 = first.rank.iter().zip(&want).map(|(a, b)| (a - b).abs()).sum();
+            prop_assert!(err <= first.change / (1.0 - cfg.damping) + 1e-12, "error {} change {}", err, first.change);
             for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 let same = got.rank.iter().zip(&first.rank).all(|(a, b)| a.to_bits() == b.to_bits());
