@@ -249,3 +249,44 @@ fn threads_option_is_honoured() {
             .expect("json");
     assert_eq!(v["threads"], 1);
 }
+
+#[test]
+fn ppr_pushes_by_default_and_keeps_jacobi_for_fixed_iterations() {
+    let env = Env::new();
+    let json =
+        |args: &[&str]| -> serde_json::Value { serde_json::from_str(&env.ok(args)).expect("json") };
+    let method = |v: &serde_json::Value| v["method"].as_str().unwrap_or("").to_string();
+    let pushed = json(&["run", "ppr", "g", "--source", "10", "--json", "--verify"]);
+    assert_eq!(method(&pushed), "push");
+    assert_eq!(pushed["verified"], true);
+    let fixed = json(&[
+        "run",
+        "ppr",
+        "g",
+        "--source",
+        "10",
+        "--iterations",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(method(&fixed), "jacobi");
+    let jacobi = json(&[
+        "run", "ppr", "g", "--source", "10", "--method", "jacobi", "--json", "--verify",
+    ]);
+    assert_eq!(method(&jacobi), "jacobi");
+    assert_eq!(jacobi["verified"], true);
+    // Both are within d/(1 - d)·n·tol (n = 6, tol 1e-6) of the exact ranks.
+    let top = |v: &serde_json::Value| v["top"][0]["value"].as_f64().unwrap_or(f64::NAN);
+    assert!(
+        (top(&pushed) - top(&jacobi)).abs() < 1e-4,
+        "{pushed} {jacobi}"
+    );
+    assert_eq!(
+        json(&["run", "pagerank", "g", "--json"])["method"],
+        "jacobi"
+    );
+    env.fails(
+        &["run", "ppr", "g", "--method", "push", "--iterations", "5"],
+        "push",
+    );
+}

@@ -309,6 +309,9 @@ impl VertexProgram for Program<'_> {
 /// parallel on the current rayon pool, with the fused in-memory kernel.
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let teleport = prepare(g, cfg)?;
+    if cfg.method == Method::Push {
+        return push(g, cfg, &teleport);
+    }
     let isolated = Isolated::with_teleport(g, cfg, &teleport);
     Ok(match (cfg.method, cfg.precision) {
         (Method::Jacobi, Precision::Double) => {
@@ -323,7 +326,7 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         (Method::GaussSeidel, Precision::Single) => {
             fused::<f32, true, GS_BLOCK>(g, cfg, &teleport, None, None)
         }
-        (Method::Push, _) => push(g, cfg, &teleport, isolated)?,
+        (Method::Push, _) => unreachable!("handled above"),
     })
 }
 
@@ -340,27 +343,26 @@ const PUSH_BUDGET_PER_EDGE: f64 = 0.5;
 /// rule. `iterations` counts the push's threshold rounds plus the Jacobi
 /// iterations; `change` is `(1 - d)·Σ r` when the push finished, the exact
 /// L1 change one more power iteration would make.
-fn push(
-    g: &Graph,
-    cfg: &Config,
-    teleport: &Teleport,
-    isolated: Option<Isolated>,
-) -> Result<Output, AlgoError> {
+fn push(g: &Graph, cfg: &Config, teleport: &Teleport) -> Result<Output, AlgoError> {
     if cfg.iterations.is_some() {
         return Err(AlgoError::InvalidParameter(
             "the push method stops by tolerance; a fixed number of iterations needs jacobi or gauss-seidel".into(),
         ));
     }
     let n = g.num_vertices();
-    let sources: Vec<VertexId> = match teleport {
-        Teleport::Uniform(_) => (0..n as VertexId).collect(),
-        Teleport::Sources { member, .. } => {
-            (0..n as VertexId).filter(|&v| member[v as usize]).collect()
+    // The sources in id order, each once (`prepare` checked them).
+    let sources: Vec<VertexId> = match &cfg.personalization {
+        None => (0..n as VertexId).collect(),
+        Some(listed) => {
+            let mut s = listed.clone();
+            s.sort_unstable();
+            s.dedup();
+            s
         }
     };
-    if sources.is_empty() {
+    if n == 0 {
         return Ok(fused::<f64, false, JACOBI_BLOCK>(
-            g, cfg, teleport, isolated, None,
+            g, cfg, teleport, None, None,
         ));
     }
     let d = cfg.damping;
@@ -395,6 +397,7 @@ fn push(
         max_iterations: cfg.max_iterations - pushed.rounds,
         ..cfg.clone()
     };
+    let isolated = Isolated::with_teleport(g, cfg, teleport);
     let mut out = fused::<f64, false, JACOBI_BLOCK>(g, &rest, teleport, isolated, Some(&start));
     out.iterations += pushed.rounds;
     Ok(out)

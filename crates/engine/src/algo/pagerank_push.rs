@@ -43,7 +43,8 @@ const THETA_STEP: f64 = 4.0;
 pub(crate) struct Pushed {
     /// The estimate `p`.
     pub rank: Vec<f64>,
-    /// The residual `r`.
+    /// The residual `r`, per vertex; empty when `reached` (then only its
+    /// sum is needed), except in this crate's unit tests.
     pub residual: Vec<f64>,
     /// `Σ r`, summed afresh at the end (the running total drifts by rounding).
     pub residual_sum: f64,
@@ -75,13 +76,15 @@ pub(crate) fn run(
     // an offer reads both from one line. The second is negated while the
     // vertex is queued, and 0 until the vertex first holds residual (then
     // it joins `touched`, the only vertices scanned between rounds).
-    let mut cell: Vec<(f64, f64)> = vec![(0.0, 0.0); n];
+    // Zeroed by the allocator (an array of zeros is, a tuple is not): a
+    // local push touches only the pages it uses.
+    let mut cell: Vec<[f64; 2]> = vec![[0.0; 2]; n];
     let mut rank = vec![0.0f64; n];
     let mut touched: Vec<VertexId> = Vec::new();
     let mut queue: VecDeque<VertexId> = VecDeque::new();
     let weight = |v: VertexId| (offsets[v as usize + 1] - offsets[v as usize]).max(1) as f64;
     for &s in sources {
-        cell[s as usize] = (share, weight(s));
+        cell[s as usize] = [share, weight(s)];
         touched.push(s);
     }
     let mut total = 1.0f64;
@@ -89,21 +92,29 @@ pub(crate) fn run(
     let (mut rounds, mut edges_read) = (0usize, 0u64);
     'rounds: while rounds < max_rounds && total >= epsilon && edges_read <= budget {
         rounds += 1;
-        for &v in &touched {
+        // Queue the vertices at the threshold, and drop from `touched` the
+        // ones holding nothing (pushed since, and not offered again): an
+        // offer puts them back.
+        touched.retain(|&v| {
             let c = &mut cell[v as usize];
-            if c.0 > 0.0 && c.0 >= theta * c.1 {
-                c.1 = -c.1;
+            if c[0] == 0.0 {
+                c[1] = 0.0;
+                return false;
+            }
+            if c[0] >= theta * c[1] {
+                c[1] = -c[1];
                 queue.push_back(v);
             }
-        }
+            true
+        });
         while let Some(u) = queue.pop_front() {
             let c = &mut cell[u as usize];
-            c.1 = -c.1;
-            let ru = c.0;
-            if ru < theta * c.1 {
+            c[1] = -c[1];
+            let ru = c[0];
+            if ru < theta * c[1] {
                 continue;
             }
-            c.0 = 0.0;
+            c[0] = 0.0;
             rank[u as usize] += (1.0 - d) * ru;
             total -= (1.0 - d) * ru;
             let (lo, hi) = (
@@ -112,13 +123,13 @@ pub(crate) fn run(
             );
             let mut offer = |v: VertexId, m: f64| {
                 let c = &mut cell[v as usize];
-                if c.1 == 0.0 {
-                    c.1 = weight(v);
+                if c[1] == 0.0 {
+                    c[1] = weight(v);
                     touched.push(v);
                 }
-                c.0 += m;
-                if c.1 > 0.0 && c.0 >= theta * c.1 {
-                    c.1 = -c.1;
+                c[0] += m;
+                if c[1] > 0.0 && c[0] >= theta * c[1] {
+                    c[1] = -c[1];
                     queue.push_back(v);
                 }
             };
@@ -142,15 +153,22 @@ pub(crate) fn run(
         }
         theta /= THETA_STEP;
     }
-    let residual: Vec<f64> = cell.iter().map(|c| c.0).collect();
-    let residual_sum: f64 = touched.iter().map(|&v| residual[v as usize]).sum();
+    let residual_sum: f64 = touched.iter().map(|&v| cell[v as usize][0]).sum();
+    let reached = residual_sum < epsilon;
+    // Only a hand-over needs the residual vector (and the unit tests, which
+    // check the invariant on it); a local push stays local.
+    let residual = if reached && !cfg!(test) {
+        Vec::new()
+    } else {
+        cell.iter().map(|c| c[0]).collect()
+    };
     Pushed {
         rank,
         residual,
         residual_sum,
         rounds,
         edges_read,
-        reached: residual_sum < epsilon,
+        reached,
     }
 }
 
@@ -199,7 +217,7 @@ mod tests {
             sources.dedup();
             let d = 0.85;
             let out = run(&g, d, &sources, epsilon, budget, 100);
-            let total: f64 = out.rank.iter().sum::<f64>() + out.residual.iter().sum::<f64>();
+            let total: f64 = out.rank.iter().sum::<f64>() + out.residual_sum;
             prop_assert!((total - 1.0).abs() < 1e-12, "mass {}", total);
             prop_assert!(out.residual.iter().all(|&r| r >= 0.0));
             prop_assert!((out.residual_sum - out.residual.iter().sum::<f64>()).abs() < 1e-12);
