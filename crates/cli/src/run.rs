@@ -61,7 +61,7 @@ pub struct RunArgs {
     /// PageRank iteration: jacobi (pagerank's default, NetworkX's), gauss-seidel (blockwise;
     /// same fixed point in about half the sweeps on graphs with id locality; GAPBS's pr), or
     /// push (ppr's default when stopping by tolerance: forward push from the source, then
-    /// jacobi if the mass spreads over the graph; within d/(1-d)·n·tol of the exact ranks).
+    /// jacobi if the mass spreads over the graph; stops within n·tol of the exact ranks in L1).
     #[arg(long)]
     pub method: Option<algo::pagerank::Method>,
     /// PageRank contributions: double (default) or single (f32, half the memory traffic;

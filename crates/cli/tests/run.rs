@@ -275,7 +275,8 @@ fn ppr_pushes_by_default_and_keeps_jacobi_for_fixed_iterations() {
     ]);
     assert_eq!(method(&jacobi), "jacobi");
     assert_eq!(jacobi["verified"], true);
-    // Both are within d/(1 - d)·n·tol (n = 6, tol 1e-6) of the exact ranks.
+    // Push stops within n·tol (n = 6, tol 1e-6) of the exact ranks in L1,
+    // Jacobi within d/(1 - d)·n·tol.
     let top = |v: &serde_json::Value| v["top"][0]["value"].as_f64().unwrap_or(f64::NAN);
     assert!(
         (top(&pushed) - top(&jacobi)).abs() < 1e-4,

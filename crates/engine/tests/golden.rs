@@ -703,7 +703,7 @@ fn personalized_pagerank_matches_networkx() {
 }
 
 /// The forward push (`plexus run ppr`'s default) against the same file. Its
-/// guarantee is in L1 over all vertices (within `d/(1 - d)·|V|·tol` of the
+/// guarantee is in L1 over all vertices (within `|V|·tol` of the
 /// exact ranks), while the file is compared vertex by vertex, relatively:
 /// so the push is asked for a tolerance 1,000 times smaller, which checks
 /// that it reaches NetworkX's fixed point.
