@@ -337,8 +337,10 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
 const PUSH_BUDGET_PER_EDGE: f64 = 0.5;
 /// The push's progress is checked every `|E| / PUSH_WINDOWS_PER_GRAPH`
 /// edges read ([`crate::algo::pagerank_push::WINDOW_KEEP`]): on Kronecker
-/// scale 22 its first half-graph of pushes cut the residual only from 1 to
-/// 0.67 and cost more than the four Jacobi iterations it saved.
+/// scale 22 from its hub, half the graph's edges of pushes cut the residual
+/// only from 1 to 0.67 and cost more than the four Jacobi iterations they
+/// saved (4.4–6.9 s against 4.0–4.6 s); with the windows the push stops
+/// after 16 M edges and the whole run takes 3.4 s against Jacobi's 4.5 s.
 const PUSH_WINDOWS_PER_GRAPH: u64 = 16;
 
 /// [`Method::Push`]: forward push until the ranks are within
