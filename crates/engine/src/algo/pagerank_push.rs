@@ -63,8 +63,8 @@ pub(crate) struct Pushed {
     pub rounds: usize,
     /// Out-edges read.
     pub edges_read: u64,
-    /// Whether `Σ r < epsilon` was reached (otherwise the budget or
-    /// `max_rounds` stopped the kernel).
+    /// Whether `Σ r < epsilon` was reached (otherwise the budget, a window
+    /// without enough progress or `max_rounds` stopped the kernel).
     pub reached: bool,
 }
 
