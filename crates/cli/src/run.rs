@@ -392,6 +392,11 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
             cfg.iterations = a
                 .iterations
                 .or(if p.graphalytics { Some(10) } else { None });
+            if p.algorithm == "pagerank" && a.method.is_none() {
+                // Chebyshev where it applies (undirected, no isolated
+                // vertices, stopping by tolerance), else Jacobi.
+                cfg.method = algo::pagerank::Method::preferred(g, &cfg);
+            }
             if p.algorithm == "ppr" {
                 // Forward push by default when stopping by tolerance: the
                 // mass of one source's ranks stays near it on most graphs.
@@ -414,6 +419,7 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                     algo::pagerank::Method::Jacobi => "jacobi",
                     algo::pagerank::Method::GaussSeidel => "gauss-seidel",
                     algo::pagerank::Method::Push => "push",
+                    algo::pagerank::Method::Chebyshev => "chebyshev",
                 }),
             );
             s.insert(

@@ -61,7 +61,7 @@ pub(crate) struct Pushed {
     pub residual_sum: f64,
     /// Threshold rounds begun.
     pub rounds: usize,
-    /// Out-edges read.
+    /// Out-edges read (a dangling push counts one per source it spreads to).
     pub edges_read: u64,
     /// Whether `Σ r < epsilon` was reached (otherwise the budget, a window
     /// without enough progress or `max_rounds` stopped the kernel).
@@ -154,6 +154,11 @@ pub(crate) fn run(
                 for &s in sources {
                     offer(s, m);
                 }
+                // Spreading over the sources costs an offer each: counted,
+                // so that global PageRank (every vertex a source) on a graph
+                // with many dangling vertices hands over to the power
+                // iteration instead of taking `|V|` per dangling push.
+                edges_read += sources.len() as u64;
             } else {
                 let m = d * ru / (hi - lo) as f64;
                 for &v in &targets[lo..hi] {
