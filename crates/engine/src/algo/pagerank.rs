@@ -900,10 +900,7 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
             .map(|(b, ((ranks, next), cheb))| {
                 let lo = b * BLOCK;
                 let len = ranks.len();
-                let (older, plain): (&mut [f64], &mut [f64]) = match cheb {
-                    Some(pair) => pair,
-                    None => (&mut [], &mut []),
-                };
+                let (older, plain): (&mut [f64], &mut [f64]) = cheb.unwrap_or_default();
                 // The block's slices of the topology, hoisted out of the loop.
                 let in_offs = &in_offsets[lo..=lo + len];
                 let out_offs = &out_offsets[lo..=lo + len];
