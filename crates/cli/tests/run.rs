@@ -251,7 +251,7 @@ fn threads_option_is_honoured() {
 }
 
 #[test]
-fn ppr_pushes_by_default_and_keeps_jacobi_for_fixed_iterations() {
+fn ppr_pushes_and_pagerank_uses_chebyshev_by_default_and_jacobi_for_fixed_iterations() {
     let env = Env::new();
     let json =
         |args: &[&str]| -> serde_json::Value { serde_json::from_str(&env.ok(args)).expect("json") };
@@ -282,8 +282,13 @@ fn ppr_pushes_by_default_and_keeps_jacobi_for_fixed_iterations() {
         (top(&pushed) - top(&jacobi)).abs() < 1e-4,
         "{pushed} {jacobi}"
     );
+    // Global PageRank by tolerance: Chebyshev (no isolated vertices here);
+    // with a fixed count, Jacobi (NetworkX's and Graphalytics's iterates).
+    let global = json(&["run", "pagerank", "g", "--json", "--verify"]);
+    assert_eq!(global["method"], "chebyshev");
+    assert_eq!(global["verified"], true);
     assert_eq!(
-        json(&["run", "pagerank", "g", "--json"])["method"],
+        json(&["run", "pagerank", "g", "--iterations", "5", "--json"])["method"],
         "jacobi"
     );
     env.fails(

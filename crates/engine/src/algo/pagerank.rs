@@ -47,6 +47,11 @@
 //! `|E|/16` edges that cut its residual by less than 20 %: on small-world
 //! graphs, where the mass spreads everywhere). Its results are not NetworkX's iterates and do not
 //! depend on the thread count.
+//! [`Method::Chebyshev`] (`plexus run pagerank`'s default for global
+//! PageRank by tolerance on graphs without isolated vertices,
+//! [`Method::preferred`]) accelerates the Jacobi step with the Chebyshev
+//! recurrence where the iteration's spectrum allows it, with the same
+//! stopping rule and guarantee (USA-road-FLA 16 iterations instead of 38).
 //! A sweep does not conserve mass exactly: Gauss–Seidel ranks sum to 1
 //! within `d · change / (1 - d)` (they are not renormalised).
 //!
