@@ -179,11 +179,19 @@ def kernel_args(kernel, name, info):
     return args, root
 
 
+# Untimed warm-up before each kernel's timed runs, Plexus and peers alike: on
+# this host type a process's first ~0.1 s of computation runs 2-2.5x slower
+# (measured 2026-11-25: email-Enron PageRank 16-21 ms in the first runs of a
+# process, 7.2 ms after), which would otherwise fall on whichever side starts
+# timing sooner after its process starts (Plexus opens a store in < 1 ms).
+WARMUP_SECONDS = 0.3
+
+
 def run_plexus(kernel, name, info, runs, threads):
     args, _ = kernel_args(kernel, name, info)
     algorithm = "pagerank" if kernel == "pagerank-gs" else kernel
     cmd = [PLEXUS, "-q", "run", algorithm, name, "--threads", str(threads), "--repeat", str(runs),
-           "--verify", "--json"] + args
+           "--warmup", str(WARMUP_SECONDS), "--verify", "--json"] + args
     try:
         out, wall, rss = timed_process(cmd, env=env_plexus())
     except RuntimeError as e:
@@ -227,6 +235,7 @@ def run_peers(name, path, info, kernels, runs, threads, timeout, libraries):
     cmd = [peers_python(), os.path.join(ROOT, "bench", "peers", "peers.py"),
            "--graph", name, "--file", path, "--directed" if directed else "--undirected",
            "--kernels", ",".join(kernels), "--root", str(root), "--runs", str(runs),
+           "--warmup", str(WARMUP_SECONDS),
            "--threads", str(threads), "--timeout", str(timeout), "--pr-tol", repr(PR_L1),
            "--bc-sources", str(BC_SOURCES), "--out", out]
     if libraries:

@@ -739,6 +739,12 @@ def worker(args):
             prep = getattr(adapter, "prep_" + kernel, None)
             adapter.used.clear()
             inputs = () if prep is None else (prep(),)
+            # Untimed warm-up (`--warmup`): calls until that many seconds
+            # have passed, at most one when a call takes longer.
+            warm0 = time.perf_counter()
+            while args.warmup > 0 and time.perf_counter() - warm0 < args.warmup:
+                gc.collect()
+                fn(*inputs)
             emit(event="start", kernel=kernel)
             wanted = args.runs
             busy0, own0, wall0 = busy_cpu_seconds(), os.times(), time.monotonic()
@@ -782,6 +788,7 @@ class Child:
                "--directed" if args.directed else "--undirected",
                "--kernels", ",".join(kernels), "--root", str(args.root),
                "--sources", ",".join(map(str, args.sources)), "--runs", str(args.runs),
+               "--warmup", str(args.warmup),
                "--threads", str(args.threads), "--pr-tol", repr(args.pr_tol),
                "--cdlp-iterations", str(args.cdlp_iterations), "--seed", str(args.seed),
                "--out", os.devnull]
@@ -951,6 +958,9 @@ def parse_args(argv):
     ap.add_argument("--libraries", default=",".join(LIBRARIES))
     ap.add_argument("--root", type=int, help="bfs/sssp/ppr source (default: largest out-degree)")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--warmup", type=float, default=0.0,
+                    help="untimed calls of each kernel before its timed runs, for this many seconds "
+                         "(at most one call when a call takes longer)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for a kernel's first run")
     ap.add_argument("--pr-tol", type=float, default=1e-4, help="PageRank: stop when the L1 change < this")

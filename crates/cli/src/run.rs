@@ -100,6 +100,20 @@ pub struct RunArgs {
     /// use the last run, outside the timing.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+    /// Before the timed runs, run the algorithm untimed until this many
+    /// seconds have passed (at least once when > 0): on some virtual
+    /// machines a process's first ~0.1 s of computation runs 2-2.5x
+    /// slower, which a benchmark should not count.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_warmup)]
+    pub warmup: f64,
+}
+
+/// A warm-up duration in seconds: finite and non-negative.
+fn parse_warmup(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("'{s}' is not a number of seconds >= 0")),
+    }
 }
 
 impl RunArgs {
@@ -125,6 +139,7 @@ impl RunArgs {
             out: None,
             json: false,
             repeat: 1,
+            warmup: 0.0,
         }
     }
 }
@@ -734,6 +749,16 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     let g = ctx.data.open_checked(&a.graph)?;
     let load = t.elapsed().as_secs_f64();
     let p = resolve(&g, &a)?;
+    let mut warmup_runs = 0u32;
+    if a.warmup > 0.0 {
+        let started = Instant::now();
+        while warmup_runs == 0 || started.elapsed().as_secs_f64() < a.warmup {
+            drop(with_progress(p.algorithm, ctx.quiet, || {
+                execute(&g, &p, false)
+            })?);
+            warmup_runs += 1;
+        }
+    }
     let mut runs = Vec::with_capacity(a.repeat as usize);
     let mut last = None;
     for i in 0..a.repeat {
@@ -768,6 +793,9 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     obj.insert("compute_seconds".into(), json!(compute));
     if runs.len() > 1 {
         obj.insert("compute_seconds_runs".into(), json!(runs));
+    }
+    if warmup_runs > 0 {
+        obj.insert("warmup_runs".into(), json!(warmup_runs));
     }
     obj.insert("iterations".into(), json!(o.iterations));
     obj.extend(o.summary.clone());

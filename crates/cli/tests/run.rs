@@ -251,6 +251,25 @@ fn threads_option_is_honoured() {
 }
 
 #[test]
+fn warmup_runs_are_untimed_and_bad_durations_are_refused() {
+    let env = Env::new();
+    let out = env.ok(&[
+        "run", "pagerank", "g", "--repeat", "3", "--warmup", "0.05", "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(v["warmup_runs"].as_u64().unwrap_or(0) >= 1, "{v}");
+    assert_eq!(
+        v["compute_seconds_runs"].as_array().map(|r| r.len()),
+        Some(3)
+    );
+    let plain: serde_json::Value =
+        serde_json::from_str(&env.ok(&["run", "pagerank", "g", "--json"])).expect("json");
+    assert!(plain.get("warmup_runs").is_none());
+    env.fails(&["run", "pagerank", "g", "--warmup=-1"], "seconds");
+    env.fails(&["run", "pagerank", "g", "--warmup", "soon"], "seconds");
+}
+
+#[test]
 fn ppr_pushes_and_pagerank_uses_chebyshev_by_default_and_jacobi_for_fixed_iterations() {
     let env = Env::new();
     let json =
