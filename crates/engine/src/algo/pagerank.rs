@@ -1601,8 +1601,8 @@ mod tests {
         assert!(verify(&g, &cfg, &bad).unwrap_err().0.contains("vertex 1"));
     }
 
-    #[test]
-    fn gauss_seidel_reaches_the_same_fixed_point_in_fewer_sweeps_on_a_grid() {
+    /// A 60 × 60 grid and a configuration stopping at `|V|·1e-9`.
+    fn grid_and_tight_config() -> (Graph, Config) {
         let g = plexus_graph::generate::generate(
             plexus_graph::generate::Generator::Grid2d {
                 width: 60,
@@ -1611,11 +1611,17 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        let base = Config {
+        let cfg = Config {
             tolerance: 1e-9,
             max_iterations: 1000,
             ..Config::default()
         };
+        (g, cfg)
+    }
+
+    #[test]
+    fn gauss_seidel_reaches_the_same_fixed_point_in_fewer_sweeps_on_a_grid() {
+        let (g, base) = grid_and_tight_config();
         let jacobi = run(&g, &base).unwrap();
         let gs_cfg = Config {
             method: Method::GaussSeidel,
@@ -1645,19 +1651,7 @@ mod tests {
 
     #[test]
     fn chebyshev_needs_fewer_iterations_on_a_grid_and_replays_exactly() {
-        let g = plexus_graph::generate::generate(
-            plexus_graph::generate::Generator::Grid2d {
-                width: 60,
-                height: 60,
-            },
-            &Default::default(),
-        )
-        .unwrap();
-        let base = Config {
-            tolerance: 1e-9,
-            max_iterations: 1000,
-            ..Config::default()
-        };
+        let (g, base) = grid_and_tight_config();
         let cfg = Config {
             method: Method::Chebyshev,
             ..base.clone()
