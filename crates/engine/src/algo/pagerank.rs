@@ -929,7 +929,6 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
     // Chebyshev starts as Jacobi (`ω = 1`) and engages the recurrence once
     // the change shrinks by less than the recurrence would shrink it.
     let mut schedule = ChebSchedule::new(d);
-    let (mut omega, mut engaged) = (1.0f64, false);
     // An engaged pass keeps `y` in `plain` only when it may be the last
     // (the change one pass ahead, extrapolated, within 3× the target); if
     // the run stops after a pass that did not, `replay` recomputes that
@@ -947,10 +946,9 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
             (false, None) => Step::plain(dangling),
         };
         if CHEB && !replay {
-            omega = schedule.next_omega();
-            engaged = schedule.engaged;
+            schedule.next_omega();
             let target = n as f64 * cfg.tolerance;
-            keep_plain = engaged
+            keep_plain = schedule.engaged
                 && (iterations + 1 == limit
                     || (cfg.iterations.is_none()
                         && schedule.predicted() < 3.0 * target
@@ -1055,12 +1053,12 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                         }
                         // `ranks` keeps `x_k`; `older` goes from `x_{k-1}`
                         // to `x_{k+1}` (`y` itself while `ω = 1`).
-                        if engaged {
+                        if schedule.engaged {
                             if keep_plain {
                                 plain[i] = y;
                             }
                             let before = older[i];
-                            y = before + omega * (y - before);
+                            y = before + schedule.omega * (y - before);
                         }
                         older[i] = y;
                     } else {
@@ -1110,7 +1108,7 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
         iterations += 1;
         converged = change < n as f64 * cfg.tolerance;
         if converged && cfg.iterations.is_none() {
-            if CHEB && engaged && !keep_plain {
+            if CHEB && schedule.engaged && !keep_plain {
                 // Back to `x_k` and its contributions, to recompute `y`.
                 std::mem::swap(&mut old, &mut new);
                 std::mem::swap(&mut rank, &mut older);
