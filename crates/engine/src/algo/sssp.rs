@@ -190,10 +190,12 @@ impl VertexProgram for Program {
     }
 }
 
-/// The bucket of distance `d` for width `delta` (saturating, monotone in `d`).
+/// The bucket of distance `d` for width `delta` (monotone in `d`,
+/// saturating at `u64::MAX - 1`: the kernels use `u64::MAX` for "no
+/// bucket", and a far bucket must never look like it).
 #[inline]
 fn bucket(d: f64, delta: f64) -> u64 {
-    (d / delta) as u64
+    ((d / delta) as u64).min(u64::MAX - 1)
 }
 
 /// Delta-stepping distances on any executor (the shared-scan, out-of-core
@@ -1469,6 +1471,21 @@ mod tests {
             let out = run(&g, &c).unwrap();
             assert_eq!(out.dist, vec![0.0, 0.0, 0.0, 2.5]);
             verify(&g, &c, &out).unwrap();
+        }
+    }
+
+    #[test]
+    fn buckets_past_u64_are_still_relaxed_by_every_kernel() {
+        // With Δ = 1e-300 every positive distance saturates the bucket
+        // index; the team once took that bucket for "no bucket" and left
+        // vertex 1's out-edges unrelaxed.
+        let g = path(&[1.0, 1.0, 1.0]);
+        for t in THREADS {
+            let team = with_threads(t, || delta_stepping_team::<f64>(&g, 0, 1e-300));
+            let plain = with_threads(t, || delta_stepping_in_memory::<f64>(&g, 0, 1e-300));
+            for got in [team, plain] {
+                assert_eq!(got.unwrap().unwrap().unwrap().0, vec![0.0, 1.0, 2.0, 3.0]);
+            }
         }
     }
 
