@@ -926,6 +926,54 @@ fn damping_series_match_the_engine_and_late_jobs_run_in_lanes() {
     }
 }
 
+/// CDLP jobs stop at a fixed point: a count of a billion (hours if run)
+/// finishes after a few supersteps with the engine's labels, beside a job
+/// of three iterations in the same group.
+#[test]
+fn cdlp_jobs_stop_at_a_fixed_point() {
+    let mut pairs = Vec::new();
+    for base in [0u32, 4] {
+        for a in 0..4 {
+            for b in 0..4 {
+                if a != b {
+                    pairs.push((base + a, base + b));
+                }
+            }
+        }
+    }
+    let g = Graph::from_edges(8, &pairs, &BuildOptions::undirected()).unwrap();
+    let snap = Catalog::new().publish("cliques", g);
+    let algs = [
+        Algorithm::Cdlp { iterations: 3 },
+        Algorithm::Cdlp {
+            iterations: 1_000_000_000,
+        },
+    ];
+    let mgr = JobManager::new(ManagerConfig {
+        threads: 2,
+        ..Default::default()
+    })
+    .expect("manager");
+    let hs = run_all(mgr, &snap, &algs);
+    for (h, a) in hs.iter().zip(&algs) {
+        assert!(h.status().superstep <= 4, "{:?}", h.status());
+        let out = h.take_result().unwrap();
+        check(snap.graph(), a, out.values());
+        match out.values() {
+            Values::Cdlp { label, iterations } => {
+                assert_eq!(label, &vec![0, 0, 0, 0, 4, 4, 4, 4]);
+                assert_eq!(
+                    Algorithm::Cdlp {
+                        iterations: *iterations
+                    },
+                    *a
+                );
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+}
+
 /// With a cache too small for two tasks' gathered state, PageRank and CDLP
 /// visit the chunks in runs of their own (more topology read), and the
 /// results are the same as when they share every chunk.

@@ -33,6 +33,10 @@ pub struct CdlpGroup {
     /// labels changed (they keep theirs, exactly as the engine's
     /// `algo::cdlp` skips them): once fewer than half the labels changed.
     check: bool,
+    /// No label changed in the last superstep: a fixed point, so every
+    /// job's labels are the current ones whatever its count (as the
+    /// engine's `algo::cdlp` stops there too).
+    fixed: bool,
 }
 
 impl CdlpGroup {
@@ -47,6 +51,7 @@ impl CdlpGroup {
             changed: Vec::new(),
             tallies: cdlp::Tallies::new(n),
             check: false,
+            fixed: false,
         }
     }
 }
@@ -54,18 +59,19 @@ impl CdlpGroup {
 impl ScanTask for CdlpGroup {
     fn plan(&mut self, g: &Graph) -> Plan {
         let done = self.done;
+        let fixed = self.fixed;
         let label = &self.label;
         self.jobs.retain(|(j, target)| {
             if let Some(e) = j.stop_reason() {
                 j.finish(Err(e));
                 return false;
             }
-            if *target == done {
+            if *target == done || fixed {
                 j.finish(Ok(JobOutput {
                     snapshot: Arc::clone(&j.snapshot),
                     values: Values::Cdlp {
                         label: label.clone(),
-                        iterations: done,
+                        iterations: *target,
                     },
                 }));
                 return false;
@@ -126,6 +132,7 @@ impl ScanTask for CdlpGroup {
             })
             .sum();
         self.check = cdlp::skips_settled(moved, n);
+        self.fixed = moved == 0;
         self.done += 1;
     }
 
