@@ -931,16 +931,14 @@ fn damping_series_match_the_engine_and_late_jobs_run_in_lanes() {
 /// of three iterations in the same group.
 #[test]
 fn cdlp_jobs_stop_at_a_fixed_point() {
-    let mut pairs = Vec::new();
-    for base in [0u32, 4] {
-        for a in 0..4 {
-            for b in 0..4 {
-                if a != b {
-                    pairs.push((base + a, base + b));
-                }
-            }
-        }
-    }
+    // Two 4-cliques.
+    let pairs: Vec<(u32, u32)> = (0..8u32)
+        .flat_map(|u| {
+            (0..8)
+                .filter(move |&v| v != u && v / 4 == u / 4)
+                .map(move |v| (u, v))
+        })
+        .collect();
     let g = Graph::from_edges(8, &pairs, &BuildOptions::undirected()).unwrap();
     let snap = Catalog::new().publish("cliques", g);
     let algs = [

@@ -73,7 +73,8 @@ pub struct Output {
     /// Community label of each vertex, a natural id.
     pub label: Vec<u32>,
     /// Iterations whose result this is (always `Config::iterations`; the
-    /// passes after a fixed point are not run, they would change nothing).
+    /// passes after a fixed point or into a cycle of two are not run, their
+    /// labels are known).
     pub iterations: usize,
 }
 
@@ -483,7 +484,7 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
             // alternate between `label` and `next`, so the last iteration's
             // are known (synchronous label propagation often ends in such
             // a cycle of two).
-            if (cfg.iterations - iteration - 1) % 2 == 1 {
+            if !(cfg.iterations - iteration - 1).is_multiple_of(2) {
                 std::mem::swap(&mut label, &mut next);
             }
             break;
@@ -497,27 +498,10 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
 
 /// Plain sequential CDLP counting labels in a hash map per vertex.
 pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
-    let n = g.num_vertices();
     let mut label = initial_labels(g);
     let mut two_ago: Option<Vec<u32>> = None;
     for iteration in 0..cfg.iterations {
-        let mut next = label.clone();
-        for v in 0..n as VertexId {
-            let mut counts = std::collections::HashMap::<u32, usize>::new();
-            for list in neighbour_lists(g, v) {
-                for &u in list {
-                    *counts.entry(label[u as usize]).or_default() += 1;
-                }
-            }
-            if let Some(top) = counts.values().max().copied() {
-                next[v as usize] = counts
-                    .iter()
-                    .filter(|&(_, &c)| c == top)
-                    .map(|(&l, _)| l)
-                    .min()
-                    .unwrap_or(label[v as usize]);
-            }
-        }
+        let next = reference_step(g, &label);
         if next == label {
             // A fixed point: every later iteration gives these labels again.
             break;
@@ -535,6 +519,29 @@ pub fn reference(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         label,
         iterations: cfg.iterations,
     })
+}
+
+/// One synchronous iteration of [`reference`]: each vertex's smallest most
+/// frequent neighbour label, its own when it has no neighbours.
+fn reference_step(g: &Graph, label: &[u32]) -> Vec<u32> {
+    let mut next = label.to_vec();
+    for v in 0..g.num_vertices() as VertexId {
+        let mut counts = std::collections::HashMap::<u32, usize>::new();
+        for list in neighbour_lists(g, v) {
+            for &u in list {
+                *counts.entry(label[u as usize]).or_default() += 1;
+            }
+        }
+        if let Some(top) = counts.values().max().copied() {
+            next[v as usize] = counts
+                .iter()
+                .filter(|&(_, &c)| c == top)
+                .map(|(&l, _)| l)
+                .min()
+                .unwrap_or(label[v as usize]);
+        }
+    }
+    next
 }
 
 /// Checks that every label is the natural id of an existing vertex and that
@@ -603,16 +610,13 @@ mod tests {
         // Two 4-cliques: after two iterations every vertex holds its
         // clique's smallest id, and nothing changes any more. A billion
         // iterations (hours if run) return at once, equal to 50.
-        let mut pairs = Vec::new();
-        for base in [0u32, 4] {
-            for a in 0..4 {
-                for b in 0..4 {
-                    if a != b {
-                        pairs.push((base + a, base + b));
-                    }
-                }
-            }
-        }
+        let pairs: Vec<(u32, u32)> = (0..8u32)
+            .flat_map(|u| {
+                (0..8)
+                    .filter(move |&v| v != u && v / 4 == u / 4)
+                    .map(move |v| (u, v))
+            })
+            .collect();
         let g = Graph::from_edges(8, &pairs, &BuildOptions::undirected()).unwrap();
         let fifty = run(&g, &Config { iterations: 50 }).unwrap();
         assert_eq!(fifty.label, vec![0, 0, 0, 0, 4, 4, 4, 4]);
@@ -810,29 +814,9 @@ mod tests {
                 let got = with_threads(2, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got.label, &plain, "{} iterations", iterations);
                 prop_assert_eq!(&reference(&g, &cfg).unwrap().label, &plain);
-                plain = plain_step(&g, &plain);
+                plain = reference_step(&g, &plain);
             }
         }
-    }
-
-    /// One synchronous iteration, as `reference` runs it.
-    fn plain_step(g: &Graph, label: &[u32]) -> Vec<u32> {
-        (0..g.num_vertices() as VertexId)
-            .map(|v| {
-                let mut counts = std::collections::BTreeMap::<u32, usize>::new();
-                for list in neighbour_lists(g, v) {
-                    for &u in list {
-                        *counts.entry(label[u as usize]).or_default() += 1;
-                    }
-                }
-                let top = counts.values().max().copied();
-                // The first (smallest) label with the top count.
-                counts
-                    .iter()
-                    .find(|&(_, &c)| Some(c) == top)
-                    .map_or(label[v as usize], |(&l, _)| l)
-            })
-            .collect()
     }
 
     #[test]
