@@ -206,6 +206,7 @@ def run_plexus(kernel, name, info, runs, threads):
         "max": max(times),
         "load_seconds": d["load_seconds"],
         "iterations": d.get("iterations"),
+        "precision": d.get("precision"),
         "process_seconds": wall,
         "peak_rss_kib": rss,
         "verify_error": d.get("verify_error"),
@@ -288,16 +289,19 @@ def probe(threads):
     return json.loads(p.stdout)
 
 
-def bytes_per_iteration(kernel, info):
+def bytes_per_iteration(kernel, info, precision=None):
     """Bytes a PageRank iteration or a WCC pass must move at least: the
     topology it reads once (offsets 8 B per vertex, targets 4 B per arc) plus
     its per-vertex state (PageRank's fused kernel: the rank read and written,
     8 B each, and the contribution read and written, 8 B each, or 4 B with
-    f32 contributions; WCC: one 4 B label read and written). A lower bound
-    on traffic."""
+    f32 contributions, as the run reports; WCC: one 4 B label read and
+    written). A lower bound on traffic."""
     n, arcs = info["vertices"], info["arcs"]
     topo = 8 * (n + 1) + 4 * arcs
-    state = {"pagerank": 32 * n, "pagerank-gs": 24 * n, "wcc": 8 * n}[kernel]
+    if kernel == "wcc":
+        state = 8 * n
+    else:
+        state = 24 * n if precision == "single" else 32 * n
     return topo + state
 
 
@@ -489,7 +493,7 @@ def main():
             for k in ("pagerank", "pagerank-gs", "wcc"):
                 r = g["kernels"].get(k)
                 if r and r["status"] == "ok":
-                    b = bytes_per_iteration(k, g["info"])
+                    b = bytes_per_iteration(k, g["info"], r.get("precision"))
                     per_run = r["iterations"] or 1
                     per = "run" if k == "wcc" else "iteration"
                     gbs = b * per_run / r["median"] / 1e9

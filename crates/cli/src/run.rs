@@ -64,8 +64,10 @@ pub struct RunArgs {
     /// jacobi if the mass spreads over the graph; stops within n·tol of the exact ranks in L1).
     #[arg(long)]
     pub method: Option<algo::pagerank::Method>,
-    /// PageRank contributions: double (default) or single (f32, half the memory traffic;
-    /// choose n·tolerance ≥ 1e-6).
+    /// PageRank contributions: double or single (f32, half the memory traffic; choose
+    /// n·tolerance ≥ 1e-6). Default: single when stopping by a tolerance whose n·tolerance is
+    /// at least 100 times the most f32 rounding moves the ranks (3.4e-5 at damping 0.85),
+    /// else double.
     #[arg(long)]
     pub precision: Option<algo::pagerank::Precision>,
     /// Seed for coloring, mis and sampled betweenness.
@@ -420,6 +422,11 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 }
                 cfg.personalization = Some(vec![p.source]);
                 s.insert("source".into(), json!(g.ids().external_string(p.source)));
+            }
+            if a.precision.is_none() {
+                // f32 contributions where their rounding is far below the
+                // tolerance asked for.
+                cfg.precision = algo::pagerank::Precision::preferred(g, &cfg);
             }
             let o = timed(&mut compute, || algo::pagerank::run(g, &cfg))?;
             if verify {

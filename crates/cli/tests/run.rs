@@ -306,6 +306,31 @@ fn ppr_pushes_and_pagerank_uses_chebyshev_by_default_and_jacobi_for_fixed_iterat
     let global = json(&["run", "pagerank", "g", "--json", "--verify"]);
     assert_eq!(global["method"], "chebyshev");
     assert_eq!(global["verified"], true);
+    // Six vertices at NetworkX's tolerance: an L1 target of 6e-6, too close
+    // to f32 rounding, so f64; a looser tolerance takes f32 contributions.
+    assert_eq!(global["precision"], "double");
+    let loose = json(&[
+        "run",
+        "pagerank",
+        "g",
+        "--tolerance",
+        "1e-3",
+        "--json",
+        "--verify",
+    ]);
+    assert_eq!(loose["precision"], "single");
+    assert_eq!(loose["verified"], true);
+    let named = json(&[
+        "run",
+        "pagerank",
+        "g",
+        "--tolerance",
+        "1e-3",
+        "--precision",
+        "double",
+        "--json",
+    ]);
+    assert_eq!(named["precision"], "double");
     assert_eq!(
         json(&["run", "pagerank", "g", "--iterations", "5", "--json"])["method"],
         "jacobi"

@@ -60,7 +60,9 @@
 //! and ranks stay f64): half the bytes of the randomly read array, the
 //! layout GAPBS uses, at a relative error of about 6e-8 per contribution,
 //! so the L1 change cannot fall much below about 1e-7 (choose
-//! `|V| · tolerance ≥ 1e-6`).
+//! `|V| · tolerance ≥ 1e-6`). [`Precision::preferred`] (what `plexus run`
+//! uses when no precision is named) picks f32 when the tolerance is far
+//! above that rounding.
 //!
 //! **Execution.** The algorithm is a dense-only [`VertexProgram`] (pull
 //! along in-edges, every vertex active), as Gemini runs PageRank: a vertex
@@ -167,11 +169,45 @@ impl std::str::FromStr for Method {
 /// How contributions `PR(u)/outdeg(u)` are stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Precision {
-    /// f64 (default).
+    /// f64 ([`Config`]'s default).
     #[default]
     Double,
     /// f32 contributions, f64 sums and ranks (GAPBS's layout is all f32).
     Single,
+}
+
+/// The smallest `|V| · tolerance` (an L1 change) for which
+/// [`Precision::preferred`] picks f32 contributions, as a multiple of the
+/// most they can move the fixed point: rounding each contribution to f32
+/// (relative error `≤ 2⁻²⁴`) perturbs an iteration by at most `d · 2⁻²⁴` in
+/// L1, and so the fixed point by at most `d · 2⁻²⁴ / (1 − d)` (3.4e-7 at
+/// `d = 0.85`).
+pub const SINGLE_TOLERANCE_MARGIN: f64 = 100.0;
+
+impl Precision {
+    /// The precision for `cfg` on `g` when the user names none: f32
+    /// contributions when the run stops by tolerance and its L1 target
+    /// `|V| · tolerance` is at least [`SINGLE_TOLERANCE_MARGIN`] times the
+    /// most f32 rounding can move the result (so at `d = 0.85`, from an L1
+    /// target of 3.4e-5: NetworkX's default tolerance on any graph of 34
+    /// vertices or more); else f64. The randomly read array is then half
+    /// the bytes (kron22, 8 iterations: 2.3–3.4 s against 3.7–4.4 s in
+    /// f64, bench/RESULTS.md "Session 23"). Fixed iteration counts keep f64
+    /// (NetworkX's and Graphalytics's iterates), and so does the push, which
+    /// keeps no contributions.
+    pub fn preferred(g: &Graph, cfg: &Config) -> Precision {
+        let d = cfg.damping;
+        let rounding = d * f64::from(f32::EPSILON) / 2.0 / (1.0 - d);
+        let target = g.num_vertices() as f64 * cfg.tolerance;
+        if cfg.iterations.is_none()
+            && cfg.method != Method::Push
+            && target >= SINGLE_TOLERANCE_MARGIN * rounding
+        {
+            Precision::Single
+        } else {
+            Precision::Double
+        }
+    }
 }
 
 impl std::str::FromStr for Precision {
@@ -1645,6 +1681,71 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .sum();
         assert!(l1 <= within(&gs) + within(&jacobi), "{l1}");
+    }
+
+    #[test]
+    fn preferred_precision_is_single_only_where_rounding_is_far_below_the_tolerance() {
+        let (g, tight) = grid_and_tight_config();
+        let n = g.num_vertices() as f64;
+        // 3,600 vertices: NetworkX's default tolerance is an L1 target of
+        // 3.6e-3, far above f32 rounding (3.4e-7 at d = 0.85).
+        let loose = Config {
+            tolerance: DEFAULT_TOLERANCE,
+            ..tight.clone()
+        };
+        assert_eq!(Precision::preferred(&g, &loose), Precision::Single);
+        // Just below and at 100 times the rounding bound.
+        let bound = loose.damping * f64::from(f32::EPSILON) / 2.0 / (1.0 - loose.damping);
+        let at = |l1: f64| Config {
+            tolerance: l1 / n,
+            ..loose.clone()
+        };
+        assert_eq!(
+            Precision::preferred(&g, &at(0.99 * SINGLE_TOLERANCE_MARGIN * bound)),
+            Precision::Double
+        );
+        assert_eq!(
+            Precision::preferred(&g, &at(1.01 * SINGLE_TOLERANCE_MARGIN * bound)),
+            Precision::Single
+        );
+        // A damping near 1 magnifies rounding: 0.999 needs an L1 target of 1.2e-2.
+        let heavy = Config {
+            damping: 0.999,
+            ..loose.clone()
+        };
+        assert_eq!(Precision::preferred(&g, &heavy), Precision::Double);
+        assert_eq!(Precision::preferred(&g, &tight), Precision::Double);
+        for cfg in [
+            Config {
+                iterations: Some(20),
+                ..loose.clone()
+            },
+            Config {
+                method: Method::Push,
+                personalization: Some(vec![0]),
+                ..loose.clone()
+            },
+        ] {
+            assert_eq!(Precision::preferred(&g, &cfg), Precision::Double);
+        }
+        // What it picks stays within the tolerance's guarantee of the exact ranks.
+        for method in [Method::Jacobi, Method::Chebyshev, Method::GaussSeidel] {
+            let cfg = Config {
+                method,
+                precision: Precision::Single,
+                ..loose.clone()
+            };
+            let out = run(&g, &cfg).unwrap();
+            verify(&g, &cfg, &out).unwrap();
+            let want = exact(&g, &loose);
+            let err: f64 = out.rank.iter().zip(&want).map(|(a, b)| (a - b).abs()).sum();
+            let d = cfg.damping;
+            assert!(
+                err <= (d * out.change + 2.0 * bound) / (1.0 - d),
+                "{method:?}: {err} after a change of {}",
+                out.change
+            );
+        }
     }
 
     #[test]
