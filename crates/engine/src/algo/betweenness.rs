@@ -31,8 +31,10 @@
 //! successor (pull) form used by GAPBS `bc.cc`, so no predecessor lists are
 //! stored: the forward BFS marks each successor edge in a bitmap over the
 //! CSR's edge positions (`|E|/8` bytes per worker), and the backward pass
-//! reads only those edges (kron22, 4 sources: 11.6–13.6 s instead of
-//! 16.8–20.2 s, which read every neighbour's depth there). Sources are
+//! reads only those edges instead of every neighbour's depth; both passes
+//! prefetch the depths and paths of the edges ahead and the lists of the
+//! vertices ahead in BFS order (kron22, 4 sources: 8.4–9.2 s instead of
+//! 16.8–20.2 s; bench/NOTES.md "Session 23"). Sources are
 //! processed in parallel, each worker with its own BFS arrays; partial sums are combined along a tree fixed by the source
 //! list alone, so the result is bit-identical at any thread count.
 //! `O(k·m)` work.
@@ -207,6 +209,40 @@ const NO_PATHS: Paths = Paths {
     coef: 0.0,
 };
 
+/// Edges ahead whose depth and paths the forward pass asks the cache for.
+const PREFETCH_DISTANCE: usize = 16;
+
+/// Positions ahead in the BFS order (forward) or behind it (backward) at
+/// which a pass asks for a vertex's offsets, and at half that distance for
+/// its list, its first successor word and its paths.
+const LIST_AHEAD: usize = 8;
+
+/// Asks the cache for what visiting `order[near]` reads first (its list,
+/// its first word of successor bits, its paths; its offsets were asked for
+/// [`LIST_AHEAD`] vertices earlier) and for the offsets of `order[far]`.
+/// Positions out of range are skipped.
+#[inline(always)]
+fn prefetch_vertices(
+    g: &Graph,
+    order: &[VertexId],
+    near: usize,
+    far: usize,
+    succ: &[u64],
+    paths: &[Paths],
+) {
+    use crate::prefetch::prefetch;
+    let out = g.out();
+    if let Some(&u) = order.get(far) {
+        prefetch(out.offsets(), u as usize);
+    }
+    if let Some(&u) = order.get(near) {
+        let lo = out.offsets()[u as usize] as usize;
+        prefetch(out.neighbor_array(), lo);
+        prefetch(succ, lo / 64);
+        prefetch(paths, u as usize);
+    }
+}
+
 /// Per-worker BFS state, reset after each source in time proportional to
 /// the vertices and edges it reached.
 struct Scratch {
@@ -251,12 +287,25 @@ impl Scratch {
         let mut head = 0;
         while head < order.len() {
             let v = order[head];
+            prefetch_vertices(
+                g,
+                order,
+                head + LIST_AHEAD,
+                head + 2 * LIST_AHEAD,
+                succ,
+                paths,
+            );
             head += 1;
             let next = dist[v as usize] + 1;
             let sv = paths[v as usize].sigma;
             let base = offsets[v as usize] as usize;
             let mut prev = None;
-            for (j, &w) in g.out_neighbors(v).iter().enumerate() {
+            let targets = g.out_neighbors(v);
+            for (j, &w) in targets.iter().enumerate() {
+                if let Some(&ahead) = targets.get(j + PREFETCH_DISTANCE) {
+                    crate::prefetch::prefetch(dist, ahead as usize);
+                    crate::prefetch::prefetch(paths, ahead as usize);
+                }
                 if prev == Some(w) {
                     continue;
                 }
@@ -273,7 +322,10 @@ impl Scratch {
                 succ[i / 64] |= 1 << (i % 64);
             }
         }
-        for &v in order.iter().rev() {
+        for (p, &v) in order.iter().enumerate().rev() {
+            if p >= 2 * LIST_AHEAD {
+                prefetch_vertices(g, order, p - LIST_AHEAD, p - 2 * LIST_AHEAD, succ, paths);
+            }
             let (lo, hi) = (
                 offsets[v as usize] as usize,
                 offsets[v as usize + 1] as usize,
