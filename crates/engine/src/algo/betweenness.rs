@@ -34,9 +34,10 @@
 //! reads only those edges instead of every neighbour's depth; both passes
 //! prefetch the depths and paths of the edges ahead and the lists of the
 //! vertices ahead in BFS order (kron22, 4 sources: 8.4–9.2 s instead of
-//! 16.8–20.2 s; bench/NOTES.md "Session 23"). Sources are
-//! processed in parallel, each worker with its own BFS arrays; partial sums are combined along a tree fixed by the source
-//! list alone, so the result is bit-identical at any thread count.
+//! 16.8–20.2 s; bench/NOTES.md "Session 23"). Sources are processed in
+//! parallel, each worker with its own BFS arrays; partial sums are combined
+//! along a tree fixed by the source list alone, so the result is
+//! bit-identical at any thread count.
 //! `O(k·m)` work.
 //!
 //! **Executor fit.** In-memory only as written (per-source state for every
@@ -279,7 +280,6 @@ impl Scratch {
             succ,
             order,
         } = self;
-        let offsets = g.out().offsets();
         order.clear();
         dist[s as usize] = 0;
         paths[s as usize].sigma = 1.0;
@@ -298,7 +298,7 @@ impl Scratch {
             head += 1;
             let next = dist[v as usize] + 1;
             let sv = paths[v as usize].sigma;
-            let base = offsets[v as usize] as usize;
+            let base = g.out().range(v).start;
             let mut prev = None;
             let targets = g.out_neighbors(v);
             for (j, &w) in targets.iter().enumerate() {
@@ -326,30 +326,14 @@ impl Scratch {
             if p >= 2 * LIST_AHEAD {
                 prefetch_vertices(g, order, p - LIST_AHEAD, p - 2 * LIST_AHEAD, succ, paths);
             }
-            let (lo, hi) = (
-                offsets[v as usize] as usize,
-                offsets[v as usize + 1] as usize,
-            );
+            let range = g.out().range(v);
             let targets = g.out_neighbors(v);
             let mut dep = 0.0;
-            // The successor bits of `lo..hi`, word by word, in edge order
-            // (the order of the sums, so results do not depend on it).
-            let mut k = lo / 64;
-            while k * 64 < hi {
-                let mut bits = succ[k];
-                if k * 64 < lo {
-                    bits &= !0u64 << (lo % 64);
-                }
-                if hi < (k + 1) * 64 {
-                    bits &= (1u64 << (hi % 64)) - 1;
-                }
-                while bits != 0 {
-                    let i = k * 64 + bits.trailing_zeros() as usize;
-                    dep += paths[targets[i - lo] as usize].coef;
-                    bits &= bits - 1;
-                }
-                k += 1;
-            }
+            // In edge order, the order of the sums: results do not depend
+            // on the bitmap.
+            for_each_set_bit(succ, range.clone(), |i| {
+                dep += paths[targets[i - range.start] as usize].coef;
+            });
             let pv = &mut paths[v as usize];
             let delta = pv.sigma * dep;
             pv.coef = (1.0 + delta) / pv.sigma;
@@ -360,16 +344,34 @@ impl Scratch {
         for &v in order.iter() {
             dist[v as usize] = UNREACHED;
             paths[v as usize] = NO_PATHS;
-            let (lo, hi) = (
-                offsets[v as usize] as usize,
-                offsets[v as usize + 1] as usize,
-            );
-            if lo < hi {
+            let range = g.out().range(v);
+            if !range.is_empty() {
                 // Whole words: bits of other vertices' lists in them belong
                 // to this source too, and are cleared as well.
-                succ[lo / 64..=(hi - 1) / 64].fill(0);
+                succ[range.start / 64..=(range.end - 1) / 64].fill(0);
             }
         }
+    }
+}
+
+/// Calls `f(i)` for every set bit `i` of `bits` (bit `i % 64` of word
+/// `i / 64`) in `range`, in ascending order.
+#[inline(always)]
+fn for_each_set_bit(bits: &[u64], range: std::ops::Range<usize>, mut f: impl FnMut(usize)) {
+    let mut k = range.start / 64;
+    while k * 64 < range.end {
+        let mut word = bits[k];
+        if k * 64 < range.start {
+            word &= !0u64 << (range.start % 64);
+        }
+        if range.end < (k + 1) * 64 {
+            word &= (1u64 << (range.end % 64)) - 1;
+        }
+        while word != 0 {
+            f(k * 64 + word.trailing_zeros() as usize);
+            word &= word - 1;
+        }
+        k += 1;
     }
 }
 

@@ -191,7 +191,7 @@ impl Precision {
     /// most f32 rounding can move the result (so at `d = 0.85`, from an L1
     /// target of 3.4e-5: NetworkX's default tolerance on any graph of 34
     /// vertices or more); else f64. The randomly read array is then half
-    /// the bytes (kron22, 8 iterations: 2.3–3.4 s against 3.7–4.4 s in
+    /// the bytes (kron22, 8 iterations: 2.9–3.5 s against 4.0–4.2 s in
     /// f64, bench/RESULTS.md "Session 23"). Fixed iteration counts keep f64
     /// (NetworkX's and Graphalytics's iterates), and so does the push, which
     /// keeps no contributions.
@@ -1694,7 +1694,7 @@ mod tests {
             ..tight.clone()
         };
         assert_eq!(Precision::preferred(&g, &loose), Precision::Single);
-        // Just below and at 100 times the rounding bound.
+        // Just below and just above 100 times the rounding bound.
         let bound = loose.damping * f64::from(f32::EPSILON) / 2.0 / (1.0 - loose.damping);
         let at = |l1: f64| Config {
             tolerance: l1 / n,
