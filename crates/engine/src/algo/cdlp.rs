@@ -125,34 +125,36 @@ fn mode_of_sorted(xs: &[u32]) -> Option<u32> {
 }
 
 /// Vertices with at most this many neighbours (CDLP counts, in- and out-
-/// together) take [`mode_of_few`] instead of a table: 99.9 % of a road
+/// together) take [`mode_of_few`] over this many lanes: 99.8 % of a road
 /// graph's vertices.
+/// (An eight-lane tier for degrees 5–8 measured no faster on
+/// email-Enron, where they hold a tenth of the arcs.)
 const FEW: usize = 4;
 
 /// The padding of [`mode_of_few`]'s unused lanes: distinct values above
 /// every label (labels are natural ids, below the vertex count, which
 /// [`Tally`] checks is at most `u32::MAX - FEW`), so a pad equals no
 /// label and no other pad, and loses every tie to a label.
-const PADS: [u32; FEW] = {
-    let mut p = [0u32; FEW];
+const fn pads<const N: usize>() -> [u32; N] {
+    let mut p = [0u32; N];
     let mut i = 0;
-    while i < FEW {
+    while i < N {
         p[i] = u32::MAX - i as u32;
         i += 1;
     }
     p
-};
+}
 
 /// The smallest most frequent label of `xs`: labels in some lanes, the
-/// rest as in [`PADS`]. Branch-free (a lane's count is the number of
+/// rest as in [`pads`]. Branch-free (a lane's count is the number of
 /// lanes equal to it, compared all against all, which vectorises; then
 /// the largest `(count, !label)`), so a road graph's random mix of
 /// degrees 1–4 costs no mispredicted branch where a per-degree match or a
 /// table lookup did: USA-road-FLA at 10 iterations 192 → 168 ms,
 /// email-Enron 18.4 → 14.5 ms (medians of alternated runs).
 #[inline]
-fn mode_of_few(xs: &[u32; FEW]) -> u32 {
-    let mut counts = [0u32; FEW];
+fn mode_of_few<const N: usize>(xs: &[u32; N]) -> u32 {
+    let mut counts = [0u32; N];
     for &y in xs {
         for (c, &x) in counts.iter_mut().zip(xs) {
             *c += u32::from(x == y);
@@ -166,7 +168,7 @@ fn mode_of_few(xs: &[u32; FEW]) -> u32 {
 }
 
 /// Graphs with at most this many vertices count labels in a per-thread
-/// array indexed by label (4 bytes per vertex: up to 4 MiB); larger ones
+/// array indexed by label (8 bytes per vertex: up to 8 MiB); larger ones
 /// count in a small hash table per vertex. Measured at 2 threads, 10
 /// iterations: the array takes cnr-2000 (325 k vertices) from 173 to
 /// 114 ms against sorting each vertex's labels, but on kron22 (2.4 M
@@ -197,18 +199,19 @@ impl Counting {
 /// Per-worker scratch that computes CDLP's next label of one vertex: the
 /// smallest most frequent of its neighbours' labels. Every executor of
 /// CDLP (this module's [`run`], the job manager's CDLP group) uses it, so
-/// they agree bit for bit. Holds 4 bytes per vertex of the graph when the
-/// graph has at most 2^20 vertices (a count per label), otherwise a table
+/// they agree bit for bit. Holds 8 bytes per vertex of the graph when the
+/// graph has at most 2^20 vertices (two counts per label), otherwise a table
 /// of at most 16 bytes per neighbour of the largest vertex seen.
 pub struct Tally {
     counting: Counting,
     /// The labels gathered for the current vertex.
     buf: Vec<u32>,
-    /// `Array`: a count per label, all zero between vertices.
+    /// `Array`: two counts per label ([`mode_by_counting`]), all zero
+    /// between vertices.
     counts: Vec<u32>,
     /// `Hash`: `(label, count)` slots, all [`EMPTY`] between vertices.
     table: Vec<(u32, u32)>,
-    /// Whether every label is below [`PADS`] (at most `u32::MAX - FEW`
+    /// Whether every label is below [`pads`] (at most `u32::MAX - FEW`
     /// vertices), so that [`mode_of_few`] applies.
     pads_fit: bool,
     /// Whether [`Tally::next_label`] asks for labels ahead: when they
@@ -226,7 +229,7 @@ impl Tally {
             counting,
             buf: Vec::new(),
             counts: if counting == Counting::Array {
-                vec![0; n]
+                vec![0; 2 * n]
             } else {
                 Vec::new()
             },
@@ -253,7 +256,7 @@ impl Tally {
             return own;
         }
         if degree <= FEW && self.pads_fit {
-            let mut xs = PADS;
+            let mut xs = pads::<FEW>();
             if b.is_empty() {
                 // Every lane reads a list entry (the last one past the
                 // list's end) and keeps its pad past the end: selects, no
@@ -312,13 +315,13 @@ fn prefetch_labels_ahead(g: &Graph, v: VertexId, labels: &[u32]) {
     }
 }
 
-/// The most a [`Tally`] holds on `g`: a count per vertex when counting in
+/// The most a [`Tally`] holds on `g`: two counts per vertex when counting in
 /// an array, otherwise a table of up to four 8-byte slots per neighbour of
 /// the vertex with the most neighbours, plus that vertex's gathered labels.
 pub fn tally_bytes(g: &Graph) -> u64 {
     let n = g.num_vertices();
     if Counting::for_vertices(n) == Counting::Array {
-        4 * n as u64
+        8 * n as u64
     } else {
         let most = (0..n as VertexId)
             .map(|v| neighbour_lists(g, v).iter().map(|l| l.len()).sum::<usize>())
@@ -374,27 +377,36 @@ impl Tallies {
 }
 
 /// The smallest most frequent label of `labels`, counted in `counts` (all
-/// zero on entry and on return; indexed by label). Two branch-free passes:
-/// the first counts and keeps the largest count; the second takes the
-/// smallest label whose count is that largest one and clears each count
-/// after reading it (a label's first occurrence sees its full count, later
-/// ones see zero).
+/// zero on entry and on return; two counters per label, `2l` and
+/// `2l + 1`, so at least twice the largest label plus two). Two
+/// branch-free passes: the first counts labels at even positions in the
+/// first counter and at odd ones in the second, so that a run of equal
+/// labels (common at a hub once its neighbourhood agrees) alternates
+/// between two store-to-load chains instead of queueing on one; the
+/// second takes the largest `(count, !label)` and clears both counters of
+/// each label after reading them (a label's first occurrence sees its
+/// full count, later ones see zero).
 fn mode_by_counting(labels: &[u32], counts: &mut [u32]) -> Option<u32> {
-    let mut top = 0u32;
-    for &l in labels {
-        let c = &mut counts[l as usize];
-        *c += 1;
-        top = top.max(*c);
+    if labels.is_empty() {
+        return None;
     }
-    let mut best = u32::MAX;
-    for &l in labels {
-        let c = &mut counts[l as usize];
-        if *c == top {
-            best = best.min(l);
-        }
-        *c = 0;
+    let mut pairs = labels.chunks_exact(2);
+    for pair in &mut pairs {
+        counts[2 * pair[0] as usize] += 1;
+        counts[2 * pair[1] as usize + 1] += 1;
     }
-    (top > 0).then_some(best)
+    if let [l] = pairs.remainder() {
+        counts[2 * *l as usize] += 1;
+    }
+    let mut best = 0u64;
+    for &l in labels {
+        let at = 2 * l as usize;
+        let c = counts[at] + counts[at + 1];
+        best = best.max((u64::from(c) << 32) | u64::from(!l));
+        counts[at] = 0;
+        counts[at + 1] = 0;
+    }
+    Some(!(best as u32))
 }
 
 /// The smallest most frequent label of `labels`, counted in an
@@ -805,7 +817,7 @@ mod tests {
         let alphabet = FEW as u32 + 1;
         for len in 1..=FEW {
             for code in 0..alphabet.pow(len as u32) {
-                let mut xs = PADS;
+                let mut xs = pads::<FEW>();
                 let mut c = code;
                 for x in &mut xs[..len] {
                     *x = c % alphabet;
@@ -817,7 +829,7 @@ mod tests {
             }
         }
         // Labels near the top of the range still beat the pads.
-        let mut xs = PADS;
+        let mut xs = pads::<FEW>();
         xs[0] = u32::MAX - FEW as u32;
         assert_eq!(mode_of_few(&xs), u32::MAX - FEW as u32);
     }
@@ -851,7 +863,7 @@ mod tests {
 
     #[test]
     fn counting_and_hashing_give_the_smallest_most_frequent_label_and_clear_their_scratch() {
-        let mut counts = vec![0u32; 8];
+        let mut counts = vec![0u32; 16];
         let mut table = Vec::new();
         let many: Vec<u32> = (0..300).map(|i| (i * 7919) % 8).collect();
         for labels in [
