@@ -840,44 +840,36 @@ impl ChebSchedule {
 /// How many in-edges ahead the fused kernel prefetches a contribution.
 const PREFETCH_AHEAD: usize = 32;
 
-/// In-neighbours per vertex in the low-degree slots ([`low_degree_slots`]).
-const SLOTS: usize = 4;
-/// How many vertices ahead the slots' contributions are prefetched.
-const SLOTS_AHEAD: usize = 8;
+/// In-edges per vertex read by fixed, masked reads on graphs of short
+/// in-lists ([`short_in_lists`]).
+const SHORT: usize = 4;
 
-/// For a graph where nearly every vertex has at most [`SLOTS`] in-edges
-/// (a road network: 99.8 % of USA-road-FLA's vertices), each vertex's
-/// first `SLOTS` in-neighbours in CSC order, padded with `n`; `None` for
-/// other graphs. The fused kernel then sums a vertex's first in-edges
-/// with a fixed number of reads instead of a loop whose trip count
-/// changes from vertex to vertex: on a graph of short lists that loop's
-/// mispredicted exit costs more than the edges (measured on
+/// Whether nearly every vertex has at most [`SHORT`] in-edges (a road
+/// network: 99.8 % of USA-road-FLA's vertices): at most one vertex in 20
+/// has more. The fused kernel then reads each vertex's first `SHORT`
+/// positions of its in-list in CSC without a branch (positions past the
+/// list's end read a neighbour's entry and add +0 in its place, so the sum
+/// is the in-order sum of the list) and goes on with a loop only past
+/// them, a well-predicted branch when rare. On a graph of short lists the
+/// loop's mispredicted exit costs more than the edges (measured on
 /// USA-road-FLA, one thread: a loop over the lists 7.2–8.3 ms per
-/// iteration, the slots 2.7 ms, a single loop over all arcs 2.4 ms).
-/// 16 bytes per vertex, built in one parallel pass.
-fn low_degree_slots(g: &Graph) -> Option<Vec<[VertexId; SLOTS]>> {
+/// iteration, fixed reads from a padded per-run table of the first 4
+/// in-neighbours 2.7 ms, a single loop over all arcs 2.4 ms). Reading the
+/// CSC in place replaced that table (16 bytes per vertex built in every
+/// run, about 5 ms of the road graph's 14 ms of set-up, and streamed in
+/// every pass in place of the lists' 10).
+fn short_in_lists(g: &Graph) -> bool {
     let n = g.num_vertices();
     let inc = g.inc();
-    // Padding names vertex `n`, which must be a VertexId.
-    if n == 0 || n >= VertexId::MAX as usize {
-        return None;
+    if n == 0 || inc.neighbor_array().is_empty() {
+        return false;
     }
-    // At most one vertex in 20 with more in-edges than slots (those read
-    // the rest from CSC after the slots, a well-predicted branch when rare).
     let longer = (0..n as VertexId)
         .into_par_iter()
-        .filter(|&v| inc.degree(v) > SLOTS)
+        .with_min_len(1 << 12)
+        .filter(|&v| inc.degree(v) > SHORT)
         .count();
-    if longer * 20 > n {
-        return None;
-    }
-    Some(crate::hugepages::from_fn(n, |v| {
-        let mut slot = [n as VertexId; SLOTS];
-        for (s, &w) in slot.iter_mut().zip(inc.neighbors(v as VertexId)) {
-            *s = w;
-        }
-        slot
-    }))
+    longer * 20 <= n
 }
 
 /// The fused in-memory kernel: per iteration one parallel pass over blocks
@@ -910,6 +902,7 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
             change: 0.0,
         };
     }
+    let setup = trace_enabled().then(std::time::Instant::now);
     let d = cfg.damping;
     let in_offsets = g.inc().offsets();
     let sources = g.inc().neighbor_array();
@@ -921,7 +914,7 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
     let mut rank = crate::hugepages::from_fn(n, x0);
     // The contributions are read in random order: on huge pages, a TLB
     // miss does not add a page walk to every cache miss. Entry `n` stays
-    // +0: the padding of the low-degree slots points there.
+    // +0: short in-lists read it past their end.
     let mut old: Vec<C> = crate::hugepages::from_fn(n + 1, |u| {
         if u < n {
             contribution(x0(u), g.out_degree(u as VertexId))
@@ -930,11 +923,10 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
         }
     });
     let mut new: Vec<C> = crate::hugepages::filled(n + 1, C::ZERO);
-    // Not for Gauss–Seidel: there each slot's read chooses between this
-    // sweep's and the last sweep's values, and the slots measured slower
+    // Not for Gauss–Seidel: there each fixed read chooses between this
+    // sweep's and the last sweep's values, and fixed reads measured slower
     // than the loop (USA-road-FLA, f32: 8.1 against 6.9 ms per sweep).
-    let slots = if GS { None } else { low_degree_slots(g) };
-    let slots = slots.as_deref();
+    let short = !GS && short_in_lists(g);
     let x0 = |u: VertexId| x0(u as usize);
     let mut dangling = deterministic_sum(n, |u| if g.out_degree(u) == 0 { x0(u) } else { 0.0 });
     // With the elimination: the mass on vertices with edges, and its
@@ -972,6 +964,12 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
     let (mut keep_plain, mut replay) = (false, false);
     let mut last_step = Step::plain(0.0);
     let (mut iterations, mut converged, mut change) = (0, false, 0.0);
+    if let Some(t) = setup {
+        eprintln!(
+            "plexus-trace pagerank setup {:.3} ms",
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
     while iterations < limit || replay {
         crate::progress::superstep(n as u64);
         let started = trace_enabled().then(std::time::Instant::now);
@@ -1027,32 +1025,40 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                 // vertex boundaries so the prefetch runs ahead uniformly.
                 let first = in_offs[0] as usize;
                 let block_sources = &sources[first..in_offs[len] as usize];
+                // A block without in-edges takes the loop (which then reads
+                // nothing), so `last` is a position of the block's edges.
+                let short = short && !block_sources.is_empty();
+                let last = block_sources.len().saturating_sub(1);
                 let mut j = 0;
                 for i in 0..len {
                     let u = lo + i;
                     let mut sum = 0.0f64;
                     let stop = in_offs[i + 1] as usize - first;
                     let no_in_edges = j == stop;
-                    if let Some(slots) = slots {
-                        // The first SLOTS in-neighbours without a branch:
-                        // padding slots name vertex `n`, whose contribution
-                        // is +0, and adding +0 leaves the sum unchanged, so
-                        // this is the in-order sum of the first ones.
-                        if let Some(ahead) = slots.get(u + SLOTS_AHEAD) {
-                            for &w in ahead {
+                    if short {
+                        // The first SHORT positions without a branch (the
+                        // block has in-edges: see `last`); a position past
+                        // the list reads the block's last entry or the next
+                        // vertex's and adds +0, which leaves the sum as the
+                        // in-order sum of the list's first entries.
+                        for k in 0..SHORT {
+                            if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD + k) {
                                 crate::prefetch::prefetch(prev, w as usize);
                             }
                         }
-                        for &v in &slots[u] {
-                            let v = v as usize;
-                            let x = if GS && v.wrapping_sub(lo) < len {
-                                next[v - lo]
-                            } else {
-                                prev[v]
-                            };
-                            sum += x.to_f64();
+                        let length = stop - j;
+                        for k in 0..SHORT {
+                            let w = block_sources[(j + k).min(last)] as usize;
+                            // Past the list, entry `n` (+0), by a select
+                            // the compiler keeps (a plain `if`, or a mask
+                            // of the value, became a branch around the
+                            // loads, mispredicted as often as the loop's
+                            // exit: 13 against 9.7 ms per iteration on
+                            // USA-road-FLA).
+                            let v = std::hint::select_unpredictable(k < length, w, n);
+                            sum += prev[v].to_f64();
                         }
-                        j = (j + SLOTS).min(stop);
+                        j = (j + SHORT).min(stop);
                     }
                     while j < stop {
                         if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
@@ -1971,11 +1977,12 @@ mod tests {
     }
 
     #[test]
-    fn low_degree_slots_sum_exactly_as_the_lists() {
-        // A grid: every in-list fits the slots. A directed graph of short
-        // lists with 3 % of its vertices over the slots (their sums go on
-        // in CSC after the slots), with sinks, isolated vertices and
-        // duplicate arcs.
+    fn short_in_lists_sum_exactly_as_the_lists() {
+        // A grid: every in-list is short. A directed graph of short lists
+        // with 3 % of its vertices over SHORT (their sums go on in a loop
+        // after the fixed reads), with sinks, isolated vertices and
+        // duplicate arcs. A graph whose first block of vertices has no
+        // in-edges at all.
         let grid = plexus_graph::generate::generate(
             plexus_graph::generate::Generator::Grid2d {
                 width: 37,
@@ -1994,14 +2001,13 @@ mod tests {
         edges.push((5, 6));
         edges.push((5, 6));
         let short = Graph::from_edges(n as usize, &edges, &BuildOptions::directed()).unwrap();
-        for g in [&grid, &short] {
-            let slots = low_degree_slots(g).expect("the slots apply");
-            for (v, slot) in slots.iter().enumerate() {
-                let list = g.in_neighbors(v as VertexId);
-                let k = list.len().min(SLOTS);
-                assert_eq!(&slot[..k], &list[..k]);
-                assert!(slot[k..].iter().all(|&w| w as usize == g.num_vertices()));
-            }
+        let late: Vec<(VertexId, VertexId)> = (0..300u32)
+            .flat_map(|k| [(k, 1100 + k), (1100 + k, 1100 + (k * 7 + 3) % 300)])
+            .collect();
+        let late = Graph::from_edges(1400, &late, &BuildOptions::directed()).unwrap();
+        assert!(late.inc().range(0).is_empty() && late.inc().range(1023).is_empty());
+        for g in [&grid, &short, &late] {
+            assert!(short_in_lists(g));
             for personalization in [None, Some(vec![3, 9])] {
                 let cfg = Config {
                     personalization,
@@ -2011,9 +2017,9 @@ mod tests {
                 assert_fused_equals_program(g, &cfg);
             }
         }
-        // Kronecker lists are long: no slots.
+        // Kronecker lists are long.
         let kron = generated(plexus_graph::generate::Generator::Kron, 9, 5);
-        assert!(low_degree_slots(&kron).is_none());
+        assert!(!short_in_lists(&kron));
     }
 
     #[test]
