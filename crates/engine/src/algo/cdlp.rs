@@ -264,7 +264,7 @@ impl Tally {
                 let last = a.len() - 1;
                 for (j, x) in xs.iter_mut().enumerate() {
                     let label = labels[a[j.min(last)] as usize];
-                    *x = if j <= last { label } else { *x };
+                    *x = std::hint::select_unpredictable(j <= last, label, *x);
                 }
             } else {
                 for (x, &u) in xs.iter_mut().zip(a.iter().chain(b)) {
