@@ -511,6 +511,12 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
     let mut changed = crate::hugepages::filled(n, 0u8);
     let mut changed_next = crate::hugepages::filled(n, 0u8);
     let (mut track, mut check) = (true, false);
+    // In the first iteration every label is a distinct natural id, so on a
+    // graph whose neighbour lists hold no vertex twice (undirected, no
+    // duplicate arcs; a self-loop counts once) every label occurs once and
+    // the smallest most frequent is the smallest: no counting (email-Enron,
+    // 10 iterations: 13.8 → 12.8 ms).
+    let first_is_min = cfg.iterations > 0 && !g.is_directed() && g.out_lists_strictly_increasing();
     for iteration in 0..cfg.iterations {
         let started = trace_enabled().then(std::time::Instant::now);
         let prev = &label;
@@ -538,7 +544,12 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
                             }
                             continue;
                         }
-                        let new = tally.next_label(g, v, prev);
+                        let new = if first_is_min && iteration == 0 {
+                            let labels = g.out_neighbors(v).iter().map(|&u| prev[u as usize]);
+                            labels.min().unwrap_or(own)
+                        } else {
+                            tally.next_label(g, v, prev)
+                        };
                         *slot = new;
                         moved += usize::from(new != own);
                         back += usize::from(new != two_ago);
