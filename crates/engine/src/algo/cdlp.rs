@@ -27,7 +27,9 @@
 //! 3.9–4.0 s), then counts them in an array indexed by label
 //! (graphs up to 2^20 vertices) or in an open-addressing table sized to
 //! its degree (larger graphs: kron22 at 10 iterations 2.92 → 2.30 s against
-//! the sort this replaced). `O(Σ d)` per iteration; deterministic. Once
+//! the sort this replaced). The first iteration on a graph of simple
+//! undirected lists takes the smallest neighbour label (all labels are
+//! distinct then). `O(Σ d)` per iteration; deterministic. Once
 //! fewer than half the labels changed in an iteration, a vertex none of
 //! whose neighbours' labels changed keeps its label without a recount
 //! (exact: the new label depends on the neighbours' labels alone). Kronecker
