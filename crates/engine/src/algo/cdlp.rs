@@ -127,9 +127,8 @@ fn mode_of_sorted(xs: &[u32]) -> Option<u32> {
 }
 
 /// Vertices with at most this many neighbours (CDLP counts, in- and out-
-/// together) take [`mode_of_few`] over this many lanes: 99.8 % of a road
-/// graph's vertices.
-/// (An eight-lane tier for degrees 5–8 measured no faster on
+/// together) take [`mode_of_few`]: 99.8 % of a road graph's vertices. (A
+/// second, eight-lane tier for degrees 5–8 measured no faster on
 /// email-Enron, where they hold a tenth of the arcs.)
 const FEW: usize = 4;
 
@@ -137,26 +136,18 @@ const FEW: usize = 4;
 /// every label (labels are natural ids, below the vertex count, which
 /// [`Tally`] checks is at most `u32::MAX - FEW`), so a pad equals no
 /// label and no other pad, and loses every tie to a label.
-const fn pads<const N: usize>() -> [u32; N] {
-    let mut p = [0u32; N];
-    let mut i = 0;
-    while i < N {
-        p[i] = u32::MAX - i as u32;
-        i += 1;
-    }
-    p
-}
+const PADS: [u32; FEW] = [u32::MAX, u32::MAX - 1, u32::MAX - 2, u32::MAX - 3];
 
 /// The smallest most frequent label of `xs`: labels in some lanes, the
-/// rest as in [`pads`]. Branch-free (a lane's count is the number of
+/// rest as in [`PADS`]. Branch-free (a lane's count is the number of
 /// lanes equal to it, compared all against all, which vectorises; then
 /// the largest `(count, !label)`), so a road graph's random mix of
 /// degrees 1–4 costs no mispredicted branch where a per-degree match or a
 /// table lookup did: USA-road-FLA at 10 iterations 192 → 168 ms,
 /// email-Enron 18.4 → 14.5 ms (medians of alternated runs).
 #[inline]
-fn mode_of_few<const N: usize>(xs: &[u32; N]) -> u32 {
-    let mut counts = [0u32; N];
+fn mode_of_few(xs: &[u32; FEW]) -> u32 {
+    let mut counts = [0u32; FEW];
     for &y in xs {
         for (c, &x) in counts.iter_mut().zip(xs) {
             *c += u32::from(x == y);
@@ -213,7 +204,7 @@ pub struct Tally {
     counts: Vec<u32>,
     /// `Hash`: `(label, count)` slots, all [`EMPTY`] between vertices.
     table: Vec<(u32, u32)>,
-    /// Whether every label is below [`pads`] (at most `u32::MAX - FEW`
+    /// Whether every label is below [`PADS`] (at most `u32::MAX - FEW`
     /// vertices), so that [`mode_of_few`] applies.
     pads_fit: bool,
     /// Whether [`Tally::next_label`] asks for labels ahead: when they
@@ -258,7 +249,7 @@ impl Tally {
             return own;
         }
         if degree <= FEW && self.pads_fit {
-            let mut xs = pads::<FEW>();
+            let mut xs = PADS;
             if b.is_empty() {
                 // Every lane reads a list entry (the last one past the
                 // list's end) and keeps its pad past the end: selects, no
@@ -830,7 +821,7 @@ mod tests {
         let alphabet = FEW as u32 + 1;
         for len in 1..=FEW {
             for code in 0..alphabet.pow(len as u32) {
-                let mut xs = pads::<FEW>();
+                let mut xs = PADS;
                 let mut c = code;
                 for x in &mut xs[..len] {
                     *x = c % alphabet;
@@ -842,7 +833,7 @@ mod tests {
             }
         }
         // Labels near the top of the range still beat the pads.
-        let mut xs = pads::<FEW>();
+        let mut xs = PADS;
         xs[0] = u32::MAX - FEW as u32;
         assert_eq!(mode_of_few(&xs), u32::MAX - FEW as u32);
     }
