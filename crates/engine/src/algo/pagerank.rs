@@ -840,7 +840,7 @@ impl ChebSchedule {
 /// How many in-edges ahead the fused kernel prefetches a contribution.
 const PREFETCH_AHEAD: usize = 32;
 
-/// In-edges per vertex read by fixed, masked reads on graphs of short
+/// In-list positions per vertex read without a branch on graphs of short
 /// in-lists ([`short_in_lists`]).
 const SHORT: usize = 4;
 
@@ -848,8 +848,9 @@ const SHORT: usize = 4;
 /// network: 99.8 % of USA-road-FLA's vertices): at most one vertex in 20
 /// has more. The fused kernel then reads each vertex's first `SHORT`
 /// positions of its in-list in CSC without a branch (positions past the
-/// list's end read a neighbour's entry and add +0 in its place, so the sum
-/// is the in-order sum of the list) and goes on with a loop only past
+/// list's end are redirected to entry `n` of the contributions, which
+/// holds +0, so the sum is the in-order sum of the list) and goes on with
+/// a loop only past
 /// them, a well-predicted branch when rare. On a graph of short lists the
 /// loop's mispredicted exit costs more than the edges (measured on
 /// USA-road-FLA, one thread: a loop over the lists 7.2–8.3 ms per
