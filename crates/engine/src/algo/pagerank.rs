@@ -850,11 +850,10 @@ const SHORT: usize = 4;
 /// positions of its in-list in CSC without a branch (positions past the
 /// list's end are redirected to entry `n` of the contributions, which
 /// holds +0, so the sum is the in-order sum of the list) and goes on with
-/// a loop only past
-/// them, a well-predicted branch when rare. On a graph of short lists the
-/// loop's mispredicted exit costs more than the edges (measured on
-/// USA-road-FLA, one thread: a loop over the lists 7.2–8.3 ms per
-/// iteration, fixed reads from a padded per-run table of the first 4
+/// a loop only past them, a well-predicted branch when rare. On a graph of
+/// short lists the loop's mispredicted exit costs more than the edges
+/// (measured on USA-road-FLA, one thread: a loop over the lists 7.2–8.3 ms
+/// per iteration, fixed reads from a padded per-run table of the first 4
 /// in-neighbours 2.7 ms, a single loop over all arcs 2.4 ms). Reading the
 /// CSC in place replaced that table (16 bytes per vertex built in every
 /// run, about 5 ms of the road graph's 14 ms of set-up, and streamed in
@@ -1039,9 +1038,8 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                     if short {
                         // The first SHORT positions without a branch (the
                         // block has in-edges: see `last`); a position past
-                        // the list reads the block's last entry or the next
-                        // vertex's and adds +0, which leaves the sum as the
-                        // in-order sum of the list's first entries.
+                        // the list adds entry `n`, +0, which leaves the sum
+                        // as the in-order sum of the list's first entries.
                         for k in 0..SHORT {
                             if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD + k) {
                                 crate::prefetch::prefetch(prev, w as usize);
