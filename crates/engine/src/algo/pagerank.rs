@@ -2013,6 +2013,65 @@ mod tests {
     }
 
     #[test]
+    fn chebyshev_by_tolerance_on_undirected_graphs_starts_from_the_degrees() {
+        use plexus_graph::generate::Generator;
+        let grid = generated(
+            Generator::Grid2d {
+                width: 40,
+                height: 30,
+            },
+            0,
+            1,
+        );
+        let directed = generated(Generator::Rmat, 9, 2);
+        let cheb = Config {
+            method: Method::Chebyshev,
+            tolerance: 1e-9,
+            ..Config::default()
+        };
+        let uniform_start = |g: &Graph, cfg: &Config| {
+            let teleport = prepare(g, cfg).unwrap();
+            let x0 = start_vector(g, cfg, &teleport, None);
+            let n = g.num_vertices();
+            (0..n).all(|u| x0(u) == 1.0 / n as f64)
+        };
+        // The degree vector: a probability vector, larger at larger degree.
+        let teleport = prepare(&grid, &cheb).unwrap();
+        let x0 = start_vector(&grid, &cheb, &teleport, None);
+        let sum: f64 = (0..grid.num_vertices()).map(&x0).sum();
+        assert!((sum - 1.0).abs() < 1e-12, "{sum}");
+        assert!(x0(0) < x0(41), "a corner below an inner vertex");
+        // Uniform for fixed iteration counts, other methods, directed graphs.
+        for cfg in [
+            Config {
+                iterations: Some(5),
+                ..cheb.clone()
+            },
+            Config {
+                method: Method::Jacobi,
+                ..cheb.clone()
+            },
+        ] {
+            assert!(uniform_start(&grid, &cfg));
+        }
+        assert!(uniform_start(&directed, &cheb));
+        // Fewer iterations than from the uniform vector, same guarantee.
+        let from_degrees = run(&grid, &cheb).unwrap();
+        verify(&grid, &cheb, &from_degrees).unwrap();
+        let n = grid.num_vertices();
+        let uniform = vec![1.0 / n as f64; n];
+        let from_uniform =
+            fused::<f64, false, true, JACOBI_BLOCK>(&grid, &cheb, &teleport, None, Some(&uniform));
+        verify(&grid, &cheb, &from_uniform).unwrap();
+        assert!(
+            from_degrees.iterations < from_uniform.iterations,
+            "{} against {}",
+            from_degrees.iterations,
+            from_uniform.iterations
+        );
+    }
+
+    #[test]
     fn short_in_lists_sum_exactly_as_the_lists() {
         // A grid: every in-list is short. A directed graph of short lists
         // with 3 % of its vertices over SHORT (their sums go on in a loop
