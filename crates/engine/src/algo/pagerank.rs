@@ -1042,6 +1042,19 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
             .zip(cheb_blocks)
             .enumerate()
             .map(|(b, ((ranks, next), cheb))| {
+                // Local copies of what the loop reads and never writes: the
+                // closure holds references, and for all the compiler knows
+                // the loop's stores could change what they point to, so it
+                // reloaded them per vertex (`valgrind --tool=callgrind`,
+                // USA-road-FLA at one thread: 1.685 G instructions in this
+                // kernel before, 1.461 G after).
+                let (step, d, n, prev) = (step, d, n, prev);
+                let (engaged, omega) = (schedule.engaged, schedule.omega);
+                let (keep, again) = (keep_plain, replay);
+                let uniform = match teleport {
+                    Teleport::Uniform(t) => Some(*t),
+                    Teleport::Sources { .. } => None,
+                };
                 let lo = b * BLOCK;
                 let len = ranks.len();
                 let (older, plain): (&mut [f64], &mut [f64]) = cheb.unwrap_or_default();
@@ -1109,15 +1122,16 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                         sum += x.to_f64();
                         j += 1;
                     }
-                    let t = match teleport {
-                        Teleport::Uniform(t) => *t,
-                        Teleport::Sources { member, share } => {
+                    let t = match (uniform, teleport) {
+                        (Some(t), _) => t,
+                        (None, Teleport::Sources { member, share }) => {
                             if member[u] {
                                 *share
                             } else {
                                 0.0
                             }
                         }
+                        (None, Teleport::Uniform(t)) => *t,
                     };
                     // `y = F(x̃)(u)`; with `scale = 1` exactly F(x)(u).
                     let mut y = step.update(d, sum, t);
@@ -1125,18 +1139,18 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                     let lone = deg == 0 && no_in_edges;
                     block_change += (y - step.prior(lone, ranks[i], t)).abs();
                     if CHEB {
-                        if replay {
+                        if again {
                             plain[i] = y;
                             continue;
                         }
                         // `ranks` keeps `x_k`; `older` goes from `x_{k-1}`
                         // to `x_{k+1}` (`y` itself while `ω = 1`).
-                        if schedule.engaged {
-                            if keep_plain {
+                        if engaged {
+                            if keep {
                                 plain[i] = y;
                             }
                             let before = older[i];
-                            y = before + schedule.omega * (y - before);
+                            y = before + omega * (y - before);
                         }
                         older[i] = y;
                     } else {

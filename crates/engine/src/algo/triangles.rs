@@ -580,7 +580,10 @@ impl Bitmaps {
     }
 
     /// Runs `f` on the calling worker's bitmap (all bits clear on entry
-    /// and, `f` must ensure, on return).
+    /// and, `f` must ensure, on return). Out of line: it runs for the few
+    /// vertices with long lists, and the short-list path around it should
+    /// stay small enough to inline.
+    #[inline(never)]
     fn with<R>(&self, f: impl FnOnce(&mut [u64]) -> R) -> R {
         let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
         let mut bits = self.slots[i].lock().unwrap_or_else(|e| e.into_inner());
@@ -608,7 +611,8 @@ fn triangles_below(
     // At least BITMAP_MIN_DEGREE lower neighbours: the list's entry at
     // that rank is below u (the list is sorted).
     if nu.len() >= BITMAP_MIN_DEGREE && nu[BITMAP_MIN_DEGREE - 1] < u {
-        return triangles_below_by_bitmap(view, bitmaps, u, credit);
+        let lower = &nu[..nu.partition_point(|&v| v < u)];
+        return bitmaps.with(|bits| triangles_below_by_bitmap(lower, view, bits, credit));
     }
     // A triangle w < v < u needs two lower neighbours of u, and w is one
     // of those below v: the lowest lower neighbour is never a `v`, and v's
@@ -648,47 +652,42 @@ fn triangles_below(
     at_u
 }
 
-/// [`triangles_below`] for a vertex with at least [`BITMAP_MIN_DEGREE`]
-/// lower neighbours: a bitmap of `N(u) ∩ [0, u)` instead of the merges'
-/// cursor. Out of line, so that the short-list path inlines into the
-/// callers' loops.
-#[inline(never)]
+/// [`triangles_below`] for a vertex `u` with at least [`BITMAP_MIN_DEGREE`]
+/// lower neighbours `lower` (`N(u) ∩ [0, u)`, sorted): a bitmap of them in
+/// `bits` (all clear on entry and on return) instead of the merges' cursor.
+/// Called inside [`Bitmaps::with`], which is out of line.
 fn triangles_below_by_bitmap(
+    lower: &[VertexId],
     view: &SimpleView<'_>,
-    bitmaps: &Bitmaps,
-    u: VertexId,
+    bits: &mut [u64],
     mut credit: impl FnMut(VertexId, u64),
 ) -> u64 {
-    let nu = view.neighbors(u);
-    let lower = &nu[..nu.partition_point(|&v| v < u)];
-    bitmaps.with(|bits| {
-        let mut at_u = 0u64;
-        for &w in lower {
-            bits[w as usize / 64] |= 1 << (w % 64);
-        }
-        // As in the merges: w is a lower neighbour below v.
-        for (i, &v) in lower.iter().enumerate().skip(1) {
-            let top = lower[i - 1];
-            let mut at_v = 0u64;
-            for &w in view.neighbors(v) {
-                if w > top {
-                    break;
-                }
-                if bits[w as usize / 64] >> (w % 64) & 1 == 1 {
-                    credit(w, 1);
-                    at_v += 1;
-                }
+    let mut at_u = 0u64;
+    for &w in lower {
+        bits[w as usize / 64] |= 1 << (w % 64);
+    }
+    // As in the merges: w is a lower neighbour below v.
+    for (i, &v) in lower.iter().enumerate().skip(1) {
+        let top = lower[i - 1];
+        let mut at_v = 0u64;
+        for &w in view.neighbors(v) {
+            if w > top {
+                break;
             }
-            if at_v > 0 {
-                credit(v, at_v);
-                at_u += at_v;
+            if bits[w as usize / 64] >> (w % 64) & 1 == 1 {
+                credit(w, 1);
+                at_v += 1;
             }
         }
-        for &w in lower {
-            bits[w as usize / 64] = 0;
+        if at_v > 0 {
+            credit(v, at_v);
+            at_u += at_v;
         }
-        at_u
-    })
+    }
+    for &w in lower {
+        bits[w as usize / 64] = 0;
+    }
+    at_u
 }
 
 /// The view relabelled by rank `(degree, id)` (GAPBS's degree relabel):
