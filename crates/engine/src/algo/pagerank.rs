@@ -1047,10 +1047,8 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                 // the loop's stores could change what they point to, so it
                 // reloaded them per vertex (`valgrind --tool=callgrind`,
                 // USA-road-FLA at one thread: 1.685 G instructions in this
-                // kernel before, 1.461 G after).
+                // kernel before, 1.453 G after).
                 let (step, d, n, prev) = (step, d, n, prev);
-                let (engaged, omega) = (schedule.engaged, schedule.omega);
-                let (keep, again) = (keep_plain, replay);
                 let uniform = match teleport {
                     Teleport::Uniform(t) => Some(*t),
                     Teleport::Sources { .. } => None,
@@ -1122,35 +1120,25 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                         sum += x.to_f64();
                         j += 1;
                     }
-                    let t = match (uniform, teleport) {
-                        (Some(t), _) => t,
-                        (None, Teleport::Sources { member, share }) => {
-                            if member[u] {
-                                *share
-                            } else {
-                                0.0
-                            }
-                        }
-                        (None, Teleport::Uniform(t)) => *t,
-                    };
+                    let t = uniform.unwrap_or_else(|| teleport.at(u as VertexId));
                     // `y = F(x̃)(u)`; with `scale = 1` exactly F(x)(u).
                     let mut y = step.update(d, sum, t);
                     let deg = (out_offs[i + 1] - out_offs[i]) as usize;
                     let lone = deg == 0 && no_in_edges;
                     block_change += (y - step.prior(lone, ranks[i], t)).abs();
                     if CHEB {
-                        if again {
+                        if replay {
                             plain[i] = y;
                             continue;
                         }
                         // `ranks` keeps `x_k`; `older` goes from `x_{k-1}`
                         // to `x_{k+1}` (`y` itself while `ω = 1`).
-                        if engaged {
-                            if keep {
+                        if schedule.engaged {
+                            if keep_plain {
                                 plain[i] = y;
                             }
                             let before = older[i];
-                            y = before + omega * (y - before);
+                            y = before + schedule.omega * (y - before);
                         }
                         older[i] = y;
                     } else {
