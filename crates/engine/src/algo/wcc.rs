@@ -20,6 +20,13 @@
 //!   ever hung under a smaller one, every root is the minimum of its tree,
 //!   which is the required label, whatever the order of the links.
 //!   `O(m α(n))` work at most, independent of the diameter.
+//!   Graphs with few arcs per vertex (at most 4) whose ids keep most edges
+//!   short (at least 75 % of sampled arcs inside blocks of up to 2^16
+//!   consecutive ids: road networks in file order) go by blocks instead,
+//!   where Afforest's sampling finds no giant component to skip: each
+//!   block joins its inner edges with a sequential union–find on its own
+//!   cells (in cache, no atomic operations), then the edges between blocks
+//!   are linked as above (USA-road-FLA 20.0 → 12.2 ms at 2 threads).
 //! * [`Method::LabelPropagation`]: Gemini's CC as a [`VertexProgram`]
 //!   (min-label propagation along out- and in-edges, push or pull by
 //!   Ligra's rule); `O(diameter)` supersteps. This is the form the
@@ -137,31 +144,212 @@ const GIANT_NUM: usize = 4;
 /// See [`GIANT_NUM`].
 const GIANT_DEN: usize = 5;
 
+/// Most vertices per block of the blocked method (256 KiB of parents:
+/// a block's union–find stays in the core's L2).
+const BLOCK_MAX: usize = 1 << 16;
+/// Fewest vertices per block (below it the blocks catch few edges).
+const BLOCK_MIN: usize = 1 << 10;
+/// Blocks per thread at least, for load balance where the graph is small.
+const BLOCKS_PER_THREAD: usize = 4;
+/// Vertices whose out-lists are sampled to measure the share of arcs that
+/// stay inside their block.
+const LOCALITY_SAMPLES: usize = 1024;
+/// The blocked method runs when at least this share (in 1/100) of the
+/// sampled arcs stays inside its block…
+const LOCAL_PERCENT: usize = 75;
+/// … and the graph has at most this many arcs per vertex: beyond it,
+/// Afforest's sampling leaves most arcs unread (a giant component's
+/// vertices skip their remaining lists), which the blocked method cannot.
+/// USA-road-FLA has 2.5, cnr-2000 9.9.
+const BLOCKED_MAX_ARCS_PER_VERTEX: u64 = 4;
+
 fn union_find(g: &Graph) -> Vec<u32> {
+    let len = block_len(g.num_vertices(), rayon::current_num_threads());
+    if blocks_pay(g, len) {
+        blocked(g, len)
+    } else {
+        afforest(g)
+    }
+}
+
+/// Whether [`blocked`] with blocks of `len` vertices should beat
+/// [`afforest`] on `g`: few arcs per vertex, most of them inside a block.
+/// (Afforest's first round by blocks, where nothing is joined yet, was
+/// measured on cnr-2000 and was slower: 3.0 against 2.1 ms.)
+fn blocks_pay(g: &Graph, len: usize) -> bool {
+    g.num_arcs() <= BLOCKED_MAX_ARCS_PER_VERTEX * g.num_vertices() as u64
+        && local_percent(g, len) >= LOCAL_PERCENT
+}
+
+/// Vertices per block for `n` vertices and `threads` workers.
+fn block_len(n: usize, threads: usize) -> usize {
+    n.div_ceil(BLOCKS_PER_THREAD * threads.max(1))
+        .clamp(BLOCK_MIN, BLOCK_MAX)
+}
+
+/// The share (in 1/100) of the out-arcs of [`LOCALITY_SAMPLES`]
+/// pseudo-random vertices whose two ends lie in the same block of `len`
+/// vertices; 0 for a graph without arcs.
+fn local_percent(g: &Graph, len: usize) -> usize {
     let n = g.num_vertices();
-    // `PLEXUS_TRACE=1`: one line per phase on stderr.
-    let mut clock = crate::program::trace_enabled().then(std::time::Instant::now);
-    let mut phase = |name: &str| {
-        if let Some(t) = clock.as_mut() {
+    let (mut local, mut all) = (0usize, 0usize);
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for _ in 0..LOCALITY_SAMPLES.min(n) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let u = (x % n as u64) as u32;
+        let list = g.out_neighbors(u);
+        all += list.len();
+        local += list
+            .iter()
+            .filter(|&&v| v as usize / len == u as usize / len)
+            .count();
+    }
+    (local * 100).checked_div(all).unwrap_or(0)
+}
+
+/// Union–find by blocks, for graphs whose ids keep most edges short (road
+/// networks in their file order, web graphs in URL order): each block of
+/// `len` consecutive vertices joins the edges inside it with a sequential
+/// union–find (Rem's algorithm with splicing, Patwary, Blair & Manne,
+/// SEA 2010) on its own cells, which stay in the core's cache, and keeps
+/// the edges that leave it; then the kept edges are linked with the
+/// lock-free [`link`]; a compression leaves every cell holding its root.
+/// Every arc is read once, from its out-list.
+fn blocked(g: &Graph, len: usize) -> Vec<u32> {
+    let n = g.num_vertices();
+    let mut phase = PhaseClock::start();
+    let parent: Vec<AtomicU32> = crate::hugepages::from_fn(n, |v| AtomicU32::new(v as u32));
+    phase.end("init");
+    // Each block, one task, joins the arcs inside it and keeps those that
+    // leave it (an undirected edge is taken from its higher end).
+    let below_only = !g.is_directed();
+    let leaving: Vec<Vec<(VertexId, VertexId)>> = (0..n.div_ceil(len))
+        .into_par_iter()
+        .map(|b| {
+            let block = b * len..n.min(b * len + len);
+            if below_only {
+                join_block::<true>(g, &parent, block)
+            } else {
+                join_block::<false>(g, &parent, block)
+            }
+        })
+        .collect();
+    phase.end("blocks");
+    leaving.par_iter().for_each(|arcs| {
+        for &(u, v) in arcs {
+            link(&parent, u, v);
+        }
+    });
+    phase.end("leaving");
+    compress(&parent);
+    let labels = parent.into_iter().map(AtomicU32::into_inner).collect();
+    phase.end("labels");
+    labels
+}
+
+/// Joins the out-arcs of the vertices of `block` (only those to lower ids
+/// if `BELOW_ONLY`) whose heads lie in `block`, with [`join_in_block`] on
+/// cells no other task touches (no vertex of the block joined outside it
+/// yet), then points every cell of the block at its root. Returns the arcs
+/// that leave the block.
+fn join_block<const BELOW_ONLY: bool>(
+    g: &Graph,
+    parent: &[AtomicU32],
+    block: std::ops::Range<usize>,
+) -> Vec<(VertexId, VertexId)> {
+    let (lo, len) = (block.start, block.len());
+    let mut leaving = Vec::new();
+    for u in block.start as VertexId..block.end as VertexId {
+        for &v in g.out_neighbors(u) {
+            // Lists are sorted: the lower ends come first.
+            if BELOW_ONLY && v >= u {
+                break;
+            }
+            if (v as usize).wrapping_sub(lo) < len {
+                join_in_block(parent, u, v);
+            } else {
+                leaving.push((u, v));
+            }
+        }
+    }
+    // Parents precede children, so in id order a parent's cell already
+    // holds its root.
+    for u in block {
+        let p = parent[u].load(Ordering::Relaxed) as usize;
+        let root = parent[p].load(Ordering::Relaxed);
+        parent[u].store(root, Ordering::Relaxed);
+    }
+    leaving
+}
+
+/// Points every cell at its root.
+fn compress(parent: &[AtomicU32]) {
+    (0..parent.len() as VertexId)
+        .into_par_iter()
+        .with_min_len(1024)
+        .for_each(|v| {
+            let r = find(parent, v);
+            parent[v as usize].store(r, Ordering::Relaxed);
+        })
+}
+
+/// `PLEXUS_TRACE=1`: the time of each phase of a run, one line each on
+/// stderr.
+struct PhaseClock(Option<std::time::Instant>);
+
+impl PhaseClock {
+    fn start() -> Self {
+        PhaseClock(crate::program::trace_enabled().then(std::time::Instant::now))
+    }
+
+    /// Prints the time since the previous phase ended, named `name`.
+    fn end(&mut self, name: &str) {
+        if let Some(t) = self.0.as_mut() {
             eprintln!(
                 "plexus-trace wcc {name} {:.3} ms",
                 t.elapsed().as_secs_f64() * 1e3
             );
             *t = std::time::Instant::now();
         }
-    };
+    }
+}
+
+/// Rem's union with splicing on cells only the calling task touches (both
+/// ends in its block): climbs from the end whose parent is higher, hanging
+/// each visited vertex under the other end's parent, until the two meet
+/// or a root is hung. Every store replaces a parent by a smaller id of the
+/// same (joined) tree, so parent ≤ child holds and each root is its
+/// tree's minimum, as [`link`] requires of the later phases.
+#[inline]
+fn join_in_block(parent: &[AtomicU32], mut u: VertexId, mut v: VertexId) {
+    let get = |x: VertexId| parent[x as usize].load(Ordering::Relaxed);
+    loop {
+        let (mut pu, mut pv) = (get(u), get(v));
+        if pu == pv {
+            return;
+        }
+        if pu < pv {
+            std::mem::swap(&mut u, &mut v);
+            std::mem::swap(&mut pu, &mut pv);
+        }
+        parent[u as usize].store(pv, Ordering::Relaxed);
+        if pu == u {
+            return;
+        }
+        u = pu;
+    }
+}
+
+/// Afforest (see the module notes), for graphs whose edges join distant
+/// ids.
+fn afforest(g: &Graph) -> Vec<u32> {
+    let n = g.num_vertices();
+    let mut phase = PhaseClock::start();
     // Read in the random order of neighbour lists: on huge pages.
     let parent: Vec<AtomicU32> = crate::hugepages::from_fn(n, |v| AtomicU32::new(v as u32));
-    phase("init");
-    let compress = || {
-        (0..n as VertexId)
-            .into_par_iter()
-            .with_min_len(1024)
-            .for_each(|v| {
-                let r = find(&parent, v);
-                parent[v as usize].store(r, Ordering::Relaxed);
-            })
-    };
+    phase.end("init");
     // Afforest phase 1: link the first few out-neighbours of every vertex,
     // which already joins most of a giant component. The `round`-th
     // neighbour of a vertex and then its parent cell are random reads that
@@ -206,12 +394,12 @@ fn union_find(g: &Graph) -> Vec<u32> {
                 link(&parent, u as VertexId, v);
             }
         });
-        phase("link");
-        compress();
-        phase("compress");
+        phase.end("link");
+        compress(&parent);
+        phase.end("compress");
         rounds += 1;
         let (root, held) = largest();
-        phase("sample");
+        phase.end("sample");
         giant = root;
         // Once one component holds most of the sample, the vertices
         // outside it are few and phase 3 links their edges for less than
@@ -239,13 +427,13 @@ fn union_find(g: &Graph) -> Vec<u32> {
                 }
             }
         });
-    phase("rest");
+    phase.end("rest");
     // The labels in place: one more compression leaves every cell holding
     // its root, and the cells become the output without a new array (on
     // USA-road-FLA the 4 MiB a new array faults in cost 1.2–2.4 ms).
-    compress();
+    compress(&parent);
     let labels = parent.into_iter().map(AtomicU32::into_inner).collect();
-    phase("labels");
+    phase.end("labels");
     labels
 }
 
@@ -459,9 +647,7 @@ mod tests {
         e.retain(|&(_, v)| ![1, 5, 10, 20].contains(&v));
         e.extend([(10, 5), (10, 20), (20, 1)]);
         let g = Graph::from_edges(3000, &e, &BuildOptions::undirected()).unwrap();
-        let out = with_threads(2, || run(&g, &Config::default()))
-            .unwrap()
-            .unwrap();
+        let out = output(with_threads(2, || afforest(&g)).unwrap());
         assert_eq!(out.count, 2);
         for v in [5, 10, 20] {
             assert_eq!(out.component[v], 1);
@@ -497,6 +683,52 @@ mod tests {
         assert!(verify(&g, &c, &bad).is_err());
     }
 
+    #[test]
+    fn the_block_method_is_chosen_where_edges_stay_in_their_blocks() {
+        // A path in id order keeps every edge but one per block inside it;
+        // the same path over ids scattered by a multiplier leaves its blocks.
+        let n = 1u32 << 14;
+        let path: Vec<(u32, u32)> = (1..n).map(|v| (v - 1, v)).collect();
+        let scatter = |v: u32| v.wrapping_mul(40_503) % n;
+        let scattered: Vec<(u32, u32)> = path
+            .iter()
+            .map(|&(u, v)| (scatter(u), scatter(v)))
+            .collect();
+        let len = block_len(n as usize, 2);
+        assert_eq!(len, BLOCK_MIN * 2);
+        // Each vertex joined to its next five: local, but ten arcs each.
+        let dense: Vec<(u32, u32)> = (0..n)
+            .flat_map(|u| (u + 1..n.min(u + 6)).map(move |v| (u, v)))
+            .collect();
+        for (edges, blocks) in [(&path, true), (&scattered, false), (&dense, false)] {
+            let g = Graph::from_edges(n as usize, edges, &BuildOptions::undirected()).unwrap();
+            assert_eq!(blocks_pay(&g, len), blocks);
+            let out = with_threads(2, || run(&g, &Config::default()))
+                .unwrap()
+                .unwrap();
+            assert_eq!(out.count, 1);
+            verify(&g, &Config::default(), &out).unwrap();
+        }
+        assert_eq!(block_len(10, 2), BLOCK_MIN);
+        assert_eq!(block_len(1 << 30, 2), BLOCK_MAX);
+    }
+
+    #[test]
+    fn a_block_joins_a_path_built_from_both_ends() {
+        // Edges that meet in the middle make Rem's union climb and splice
+        // (5 – 1 and 4 – 2 hang before 3 joins them), and 6 – 7 leaves
+        // the block of 0..6 for the lock-free phase.
+        let e = [(5, 1), (4, 2), (3, 5), (3, 4), (0, 4), (6, 7), (7, 5)];
+        for opts in [BuildOptions::directed(), BuildOptions::undirected()] {
+            let g = Graph::from_edges(9, &e, &opts).unwrap();
+            for len in [1, 2, 3, 6, 9] {
+                let got = output(with_threads(2, || blocked(&g, len)).unwrap());
+                assert_eq!(got.component, vec![0, 0, 0, 0, 0, 0, 0, 0, 8]);
+                assert_eq!(got.count, 2);
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
@@ -508,6 +740,14 @@ mod tests {
                 for method in METHODS {
                     let c = Config { method };
                     let got = with_threads(t, || run(&g, &c)).unwrap().unwrap();
+                    prop_assert_eq!(&got, &want);
+                }
+                // Both union–find methods, whichever `run` picks here, and
+                // blocks from one vertex to all of them.
+                let got = output(with_threads(t, || afforest(&g)).unwrap());
+                prop_assert_eq!(&got, &want);
+                for len in [1, 2, 5, g.num_vertices().max(1)] {
+                    let got = output(with_threads(t, || blocked(&g, len)).unwrap());
                     prop_assert_eq!(&got, &want);
                 }
             }
