@@ -3,7 +3,8 @@
 //!
 //! * WCC: every WCC job on a snapshot asks the same question (there are no
 //!   parameters), so the jobs admitted at one boundary share one run of
-//!   `algo::wcc::run` (Afforest union–find), and each gets the labels.
+//!   `algo::wcc::run` (union–find: Afforest, or by blocks), and each gets
+//!   the labels.
 //! * SSSP ([`SsspJob`]): one job, `algo::sssp::distances` (delta-stepping
 //!   with per-thread buckets and bucket fusion) then `sssp::parents_of`, the
 //!   result of `plexus run sssp`. In the scan the same job replays the
