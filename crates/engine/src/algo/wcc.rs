@@ -138,6 +138,9 @@ const NEIGHBOR_ROUNDS: usize = 2;
 const LINK_AHEAD: usize = 16;
 /// Vertices sampled to find the largest intermediate component.
 const SAMPLES: usize = 1024;
+/// Vertices whose parents (4 bytes each) fit in a core's L2 (2 MiB):
+/// up to this many, Afforest skips the compression after its first round.
+const CACHED_PARENTS: usize = 1 << 19;
 /// Sampling phase ends early once the largest component holds at least
 /// `GIANT_NUM / GIANT_DEN` of the samples.
 const GIANT_NUM: usize = 4;
@@ -395,8 +398,13 @@ fn afforest(g: &Graph) -> Vec<u32> {
             }
         });
         phase.end("link");
-        compress(&parent);
-        phase.end("compress");
+        // The compression only shortens the next round's climbs; while
+        // the parents fit in a core's L2 a climb is cheap and the pass is
+        // not (cnr-2000: 7.3 → 6.8 ms without it; kron22 needs it).
+        if round > 0 || n > CACHED_PARENTS {
+            compress(&parent);
+            phase.end("compress");
+        }
         rounds += 1;
         let (root, held) = largest();
         phase.end("sample");
