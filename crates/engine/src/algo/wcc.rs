@@ -138,8 +138,8 @@ const NEIGHBOR_ROUNDS: usize = 2;
 const LINK_AHEAD: usize = 16;
 /// Vertices sampled to find the largest intermediate component.
 const SAMPLES: usize = 1024;
-/// Vertices whose parents (4 bytes each) fit in a core's L2 (2 MiB):
-/// up to this many, Afforest skips the compression after its first round.
+/// Up to this many vertices (2 MiB of parents, well inside the last-level
+/// cache), Afforest skips the compression after its first round.
 const CACHED_PARENTS: usize = 1 << 19;
 /// Sampling phase ends early once the largest component holds at least
 /// `GIANT_NUM / GIANT_DEN` of the samples.
@@ -399,8 +399,9 @@ fn afforest(g: &Graph) -> Vec<u32> {
         });
         phase.end("link");
         // The compression only shortens the next round's climbs; while
-        // the parents fit in a core's L2 a climb is cheap and the pass is
-        // not (cnr-2000: 7.3 → 6.8 ms without it; kron22 needs it).
+        // the parents are few a climb stays in the cache and the pass
+        // costs more than it saves (cnr-2000, 1.3 MB of parents: 7.3 →
+        // 6.8 ms without it; kron22, 9.6 MB: 76.8 → 80.1 ms).
         if round > 0 || n > CACHED_PARENTS {
             compress(&parent);
             phase.end("compress");
