@@ -26,7 +26,7 @@
 //!   where Afforest's sampling finds no giant component to skip: each
 //!   block joins its inner edges with a sequential union–find on its own
 //!   cells (in cache, no atomic operations), then the edges between blocks
-//!   are linked as above (USA-road-FLA 20.0 → 12.2 ms at 2 threads).
+//!   are linked as above (USA-road-FLA 22.1 → 12.8 ms at 2 threads).
 //! * [`Method::LabelPropagation`]: Gemini's CC as a [`VertexProgram`]
 //!   (min-label propagation along out- and in-edges, push or pull by
 //!   Ligra's rule); `O(diameter)` supersteps. This is the form the
@@ -212,8 +212,8 @@ fn local_percent(g: &Graph, len: usize) -> usize {
     (local * 100).checked_div(all).unwrap_or(0)
 }
 
-/// Union–find by blocks, for graphs whose ids keep most edges short (road
-/// networks in their file order, web graphs in URL order): each block of
+/// Union–find by blocks, for sparse graphs whose ids keep most edges short
+/// (road networks in their file order): each block of
 /// `len` consecutive vertices joins the edges inside it with a sequential
 /// union–find (Rem's algorithm with splicing, Patwary, Blair & Manne,
 /// SEA 2010) on its own cells, which stay in the core's cache, and keeps
@@ -352,8 +352,8 @@ fn join_in_block(parent: &[AtomicU32], mut u: VertexId, mut v: VertexId) {
     }
 }
 
-/// Afforest (see the module notes), for graphs whose edges join distant
-/// ids.
+/// Afforest (see the module notes), for every graph [`blocks_pay`]
+/// declines.
 fn afforest(g: &Graph) -> Vec<u32> {
     let n = g.num_vertices();
     let mut phase = PhaseClock::start();
