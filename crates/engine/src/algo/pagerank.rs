@@ -1107,28 +1107,19 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                         }
                         j = (j + SHORT).min(stop);
                     }
-                    // The rest of the list, in order. While the block has
-                    // `PREFETCH_AHEAD` more edges, each step asks for the
-                    // contribution that many edges on; the two loops walk
-                    // slices, so no step checks a position.
-                    let read = |v: VertexId, next: &[C]| {
-                        let v = v as usize;
-                        if GS && v.wrapping_sub(lo) < len {
+                    while j < stop {
+                        if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
+                            crate::prefetch::prefetch(prev, w as usize);
+                        }
+                        let v = block_sources[j] as usize;
+                        let x = if GS && v.wrapping_sub(lo) < len {
                             next[v - lo]
                         } else {
                             prev[v]
-                        }
-                    };
-                    let ahead = block_sources.get(j + PREFETCH_AHEAD..).unwrap_or_default();
-                    let prefetched = ahead.len().min(stop - j);
-                    for (&v, &w) in block_sources[j..j + prefetched].iter().zip(ahead) {
-                        crate::prefetch::prefetch(prev, w as usize);
-                        sum += read(v, next).to_f64();
+                        };
+                        sum += x.to_f64();
+                        j += 1;
                     }
-                    for &v in &block_sources[j + prefetched..stop] {
-                        sum += read(v, next).to_f64();
-                    }
-                    j = stop;
                     let t = uniform.unwrap_or_else(|| teleport.at(u as VertexId));
                     // `y = F(x̃)(u)`; with `scale = 1` exactly F(x)(u).
                     let mut y = step.update(d, sum, t);

@@ -194,14 +194,8 @@ fn block_len(n: usize, threads: usize) -> usize {
 /// pseudo-random vertices whose two ends lie in the same block of `len`
 /// vertices; 0 for a graph without arcs.
 fn local_percent(g: &Graph, len: usize) -> usize {
-    let n = g.num_vertices();
     let (mut local, mut all) = (0usize, 0usize);
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    for _ in 0..LOCALITY_SAMPLES.min(n) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let u = (x % n as u64) as u32;
+    for u in sample(g.num_vertices(), LOCALITY_SAMPLES, 0x2545_F491_4F6C_DD1D) {
         let list = g.out_neighbors(u);
         all += list.len();
         local += list
@@ -210,6 +204,17 @@ fn local_percent(g: &Graph, len: usize) -> usize {
             .count();
     }
     (local * 100).checked_div(all).unwrap_or(0)
+}
+
+/// `min(count, n)` pseudo-random vertices of `0..n` (xorshift64 from
+/// `seed`, repeats possible): the same ones on every run.
+fn sample(n: usize, count: usize, seed: u64) -> impl Iterator<Item = VertexId> {
+    (0..count.min(n)).scan(seed, move |x, _| {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        Some((*x % n as u64) as VertexId)
+    })
 }
 
 /// Union–find by blocks, for sparse graphs whose ids keep most edges short
@@ -374,14 +379,8 @@ fn afforest(g: &Graph) -> Vec<u32> {
     // and how many of the samples it holds.
     let largest = || {
         let mut counts = std::collections::HashMap::<u32, usize>::new();
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..SAMPLES.min(n) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *counts
-                .entry(find(&parent, (x % n as u64) as u32))
-                .or_default() += 1;
+        for v in sample(n, SAMPLES, 0x9E37_79B9_7F4A_7C15) {
+            *counts.entry(find(&parent, v)).or_default() += 1;
         }
         counts
             .into_iter()
