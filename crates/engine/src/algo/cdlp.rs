@@ -522,6 +522,7 @@ fn run_with(g: &Graph, cfg: &Config, counting: Option<Counting>) -> Result<Outpu
             .par_chunks_mut(crate::edge_map::MINI_CHUNK)
             .zip(changed_next.par_chunks_mut(crate::edge_map::MINI_CHUNK))
             .enumerate()
+            .with_max_len(crate::edge_map::STEAL_GRAIN / crate::edge_map::MINI_CHUNK)
             .map(|(c, (slots, flags))| {
                 let lo = c * crate::edge_map::MINI_CHUNK;
                 tallies.lend(|tally| {

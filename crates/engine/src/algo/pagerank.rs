@@ -1041,6 +1041,10 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
             .zip(new[..n].par_chunks_mut(BLOCK))
             .zip(cheb_blocks)
             .enumerate()
+            // Tasks of at most STEAL_GRAIN vertices (one block each): the
+            // blocks holding hubs must not share a task with a quarter of
+            // the graph (edge_map::STEAL_GRAIN).
+            .with_max_len((crate::edge_map::STEAL_GRAIN / BLOCK).max(1))
             .map(|(b, ((ranks, next), cheb))| {
                 // Local copies of what the loop reads and never writes: the
                 // closure holds references, and for all the compiler knows
