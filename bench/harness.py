@@ -65,13 +65,18 @@ KERNELS = [
     ("mis", "undirected"),
 ]
 
-# name -> (source, directed, SSSP delta). Deltas follow GAPBS's benchmark
-# flags for weights 1..255: 2 on Kronecker and social graphs, 256 on the road
-# graph (a sweep in ../shared/anchors/gapbs.md).
+# name -> (source, directed, SSSP delta[, vertex order]). Deltas follow
+# GAPBS's benchmark flags for weights 1..255: 2 on Kronecker and social
+# graphs, 256 on the road graph (a sweep in ../shared/anchors/gapbs.md). A
+# vertex order is passed to `plexus import --order` (the `-degree` graphs
+# are the same edge lists stored in degree order; results stay in the
+# input's ids, so the peers and the verifiers see the same graph).
 GRAPH_SPECS = {
     "kron12": ("kron:12", False, 2),
     "kron20": ("kron:20", False, 2),
     "kron22": ("kron:22", False, 2),
+    "kron20-degree": ("kron:20", False, 2, "degree"),
+    "kron22-degree": ("kron:22", False, 2, "degree"),
     "cnr-2000": ("shared:cnr-2000.el.gz", True, 2),
     "soc-Slashdot0902": ("shared:soc-Slashdot0902.el.gz", True, 2),
     "USA-road-FLA": ("shared:USA-road-FLA.el.gz", False, 256),
@@ -123,14 +128,15 @@ def peers_python():
 
 
 def prepare_input(name):
-    """The weighted edge list `NAME.wel` both Plexus and the peers read."""
-    source, _, _ = GRAPH_SPECS[name]
-    path = os.path.join(GRAPHS, name + ".wel")
+    """The weighted edge list both Plexus and the peers read: `NAME.wel`, or
+    `kronS.wel` for every graph generated at Kronecker scale S."""
+    source = GRAPH_SPECS[name][0]
+    kind, arg = source.split(":", 1)
+    path = os.path.join(GRAPHS, ("kron" + arg if kind == "kron" else name) + ".wel")
     if os.path.exists(path):
         return path
     os.makedirs(GRAPHS, exist_ok=True)
     tmp = path + ".tmp"
-    kind, arg = source.split(":", 1)
     if kind == "kron":
         log("generating %s" % name)
         subprocess.run([PLEXUS, "-q", "generate", "kron", "--scale", arg, "--weighted", "--out", tmp], check=True)
@@ -151,10 +157,12 @@ def prepare_input(name):
 
 def import_graph(name, path):
     """Imports into the harness store; returns timing and the graph's info."""
-    _, directed, _ = GRAPH_SPECS[name]
+    directed = GRAPH_SPECS[name][1]
     cmd = [PLEXUS, "-q", "import", path, "--name", name, "--weighted", "--duplicates", "min", "--force"]
     if not directed:
         cmd += ["--undirected", "--self-loops", "drop"]
+    if len(GRAPH_SPECS[name]) > 3:
+        cmd += ["--order", GRAPH_SPECS[name][3]]
     _, wall, rss = timed_process(cmd, env=env_plexus())
     info = json.loads(subprocess.run([PLEXUS, "info", name, "--json"], env=env_plexus(), check=True,
                                      stdout=subprocess.PIPE, text=True).stdout)
@@ -162,7 +170,7 @@ def import_graph(name, path):
 
 
 def kernel_args(kernel, name, info):
-    _, _, delta = GRAPH_SPECS[name]
+    delta = GRAPH_SPECS[name][2]
     root = info["out_degree"]["top"][0]["id"] if info["out_degree"]["top"] else "0"
     n = max(info["vertices"], 1)
     args = []
@@ -228,7 +236,7 @@ def export_for_peers(name):
 
 def run_peers(name, path, info, kernels, runs, threads, timeout, libraries):
     """Runs the peer libraries on the same graph; returns their JSON lines."""
-    _, directed, _ = GRAPH_SPECS[name]
+    directed = GRAPH_SPECS[name][1]
     _, root = kernel_args("bfs", name, info)
     out = os.path.join(OUT, "peers-%s.jsonl" % name)
     if os.path.exists(out):
