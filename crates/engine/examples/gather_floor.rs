@@ -37,7 +37,17 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let triad: Option<f64> = args.get(3).and_then(|t| t.parse().ok());
+    let triad: Option<f64> = match args.get(3).map(|t| t.parse::<f64>()) {
+        None => None,
+        Some(Ok(t)) if t > 0.0 => Some(t),
+        Some(_) => {
+            eprintln!(
+                "error: TRIAD_GB/s must be a positive number, got '{}'",
+                args[3]
+            );
+            std::process::exit(2);
+        }
+    };
     let n = g.num_vertices();
     let offsets = g.inc().offsets();
     let sources = g.inc().neighbor_array();
@@ -49,22 +59,37 @@ fn main() {
     let mask = n.next_power_of_two() - 1;
     let seq: Vec<f32> = from_fn(mask + 1, |i| 1.0 / (1 + i % 7) as f32);
     let bytes = 8 * (n + 1) + 4 * arcs + 24 * n;
-    println!("{}: {n} vertices, {arcs} arcs; a pass counts {bytes} bytes", args[2]);
+    println!(
+        "{}: {n} vertices, {arcs} arcs; a pass counts {bytes} bytes",
+        args[2]
+    );
     let report = |name: &str, ms: Vec<f64>| {
         let median = ms[PASSES / 2];
         let share = triad
-            .map(|t| format!(", {:.0} % of triad", 100.0 * bytes as f64 / (median * 1e6) / t))
+            .map(|t| {
+                format!(
+                    ", {:.0} % of triad",
+                    100.0 * bytes as f64 / (median * 1e6) / t
+                )
+            })
             .unwrap_or_default();
-        println!("  {name:46} median {median:7.1} ms, min {:7.1} ms{share}", ms[0]);
+        println!(
+            "  {name:46} median {median:7.1} ms, min {:7.1} ms{share}",
+            ms[0]
+        );
     };
     let mut out = vec![0f32; n];
     report(
         "stream sources (one f64 sum)",
-        passes(offsets, &mut out, |a, b| sources[a..b].iter().map(|&w| w as f64).sum()),
+        passes(offsets, &mut out, |a, b| {
+            sources[a..b].iter().map(|&w| w as f64).sum()
+        }),
     );
     report(
         "sequential gather, one f64 sum",
-        passes(offsets, &mut out, |a, b| (a..b).map(|k| seq[k & mask] as f64).sum()),
+        passes(offsets, &mut out, |a, b| {
+            (a..b).map(|k| seq[k & mask] as f64).sum()
+        }),
     );
     report(
         "sequential gather, four f64 sums",
