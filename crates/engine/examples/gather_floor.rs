@@ -95,22 +95,29 @@ fn main() {
         }
         prev[sources[k] as usize] as f64
     };
-    report(
-        "sequential gather, one f64 sum",
-        passes(offsets, &mut out, |a, b| (a..b).map(sequential).sum()),
+    one_and_four_sums("sequential gather", offsets, &mut out, sequential, &report);
+    one_and_four_sums(
+        "graph-order gather",
+        offsets,
+        &mut out,
+        graph_order,
+        &report,
     );
-    report(
-        "sequential gather, four f64 sums",
-        passes(offsets, &mut out, |a, b| four_sums(a, b, sequential)),
-    );
-    report(
-        "graph-order gather, one f64 sum",
-        passes(offsets, &mut out, |a, b| (a..b).map(graph_order).sum()),
-    );
-    report(
-        "graph-order gather, four f64 sums",
-        passes(offsets, &mut out, |a, b| four_sums(a, b, graph_order)),
-    );
+}
+
+/// Reports the passes that sum `read(k)` over each in-list's positions in
+/// one sum and in four.
+fn one_and_four_sums(
+    label: &str,
+    offsets: &[u64],
+    out: &mut [f32],
+    read: impl Fn(usize) -> f64 + Sync + Copy,
+    report: &impl Fn(&str, Vec<f64>),
+) {
+    let one = passes(offsets, out, |a, b| (a..b).map(read).sum());
+    report(&format!("{label}, one f64 sum"), one);
+    let four = passes(offsets, out, |a, b| four_sums(a, b, read));
+    report(&format!("{label}, four f64 sums"), four);
 }
 
 /// `Σ read(k)` over `a..b` in four independent sums (positions `k ≡ q`
