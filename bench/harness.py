@@ -377,22 +377,38 @@ def report(res):
         peers = sorted({r["library"] for r in g.get("peers", [])})
         head = ["kernel", "Plexus median (min–max)", "load", "iters", "peak RSS"] + peers + ["fastest peer ÷ Plexus"]
         lines += ["### %s" % g["name"], "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        notes = []
         for k, r in g["kernels"].items():
             if r["status"] not in ("ok",):
                 lines.append("| %s | %s |" % (k, r["status"].upper() + ": " + str(r.get("error") or r.get("verify_error"))))
                 continue
             cells = [k, "%s (%s–%s)" % (fmt_s(r["median"]), fmt_s(r["min"]), fmt_s(r["max"])),
                      fmt_s(r["load_seconds"]), str(r["iterations"] or ""), "%.0f MiB" % (r["peak_rss_kib"] / 1024)]
-            best = None
+            best, best_lib, best_same = None, None, None
             for lib in peers:
                 row = next((x for x in g["peers"] if x["library"] == lib and x["kernel"] == k), None)
                 if row is None or row.get("status") != "ok":
                     cells.append(row["status"] if row else "–")
                     continue
-                cells.append(fmt_s(row["median"]))
-                best = row["median"] if best is None else min(best, row["median"])
-            cells.append("%.2f×" % (best / r["median"]) if best and r["median"] > 0 else "–")
+                mass = rank_mass(k, row)
+                cells.append(fmt_s(row["median"]) + (" (Σ %.2f)" % mass if mass is not None else ""))
+                if best is None or row["median"] < best:
+                    best, best_lib = row["median"], lib
+                if mass is None and (best_same is None or row["median"] < best_same[0]):
+                    best_same = (row["median"], lib)
+            ratio = "%.2f×" % (best / r["median"]) if best and r["median"] > 0 else "–"
+            if best is not None and best_same is not None and best_same[1] != best_lib and r["median"] > 0:
+                ratio += " ‡"
+                notes.append("‡ %s: %s's ranks sum to %.2f, not 1: it drops the rank that vertices without "
+                             "out-edges hold (as GAPBS's `pr` does), where Plexus and NetworkX hand it out "
+                             "uniformly. Against the fastest peer whose ranks sum to 1 (%s), Plexus is %.2f×."
+                             % (k, best_lib, rank_mass(k, next(x for x in g["peers"] if x["library"] == best_lib
+                                                                 and x["kernel"] == k)),
+                                best_same[1], best_same[0] / r["median"]))
+            cells.append(ratio)
             lines.append("| " + " | ".join(cells) + " |")
+        if notes:
+            lines += [""] + notes
         bw = g.get("bandwidth")
         if bw:
             lines.append("")
@@ -401,6 +417,16 @@ def report(res):
                              % (k, b["bytes"] / 2**20, b["per"], b["gbs"], 100 * b["fraction_of_triad"]))
         lines.append("")
     return "\n".join(lines)
+
+
+def rank_mass(kernel, row):
+    """For a PageRank or PPR peer row: the sum of its ranks when that is not
+    1 (beyond f32 rounding), that is, a different result from NetworkX's;
+    else None."""
+    if kernel not in ("pagerank", "ppr"):
+        return None
+    mass = (row.get("summary") or {}).get("sum")
+    return mass if mass is not None and abs(mass - 1.0) > 1e-2 else None
 
 
 def write_results_md(text):
