@@ -68,6 +68,10 @@ fn main() {
         }
     };
     let n = g.num_vertices();
+    if n == 0 {
+        eprintln!("error: graph '{}' has no vertices", args[2]);
+        std::process::exit(2);
+    }
     let offsets = g.inc().offsets();
     let sources = g.inc().neighbor_array();
     let arcs = sources.len();
@@ -122,6 +126,18 @@ fn main() {
         graph_order,
         &report,
     );
+    // The same loop with every read served from a region that fits L1
+    // (8,192 f32s) or L2 (262,144; lengths are powers of two, indexed by
+    // the source's low bits): what the loop costs when the memory system is
+    // as kind as it can be.
+    for (label, len) in [
+        ("graph-order gather, all from L1", 8192usize),
+        ("graph-order gather, all from 1 MiB", 262_144),
+    ] {
+        let region: Vec<f32> = (0..len).map(|i| prev[i % n]).collect();
+        let kind = |k: usize| region[sources[k] as usize & (len - 1)] as f64;
+        one_and_four_sums(label, offsets, &mut out, kind, &report);
+    }
 
     println!("random f32 reads, eight independent sums (ns per read per thread, median of {PASSES} passes):");
     let threads = rayon::current_num_threads();
