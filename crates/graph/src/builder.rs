@@ -1,7 +1,6 @@
 //! Building a [`Graph`] from an edge buffer, as named steps (GAPBS
 //! `builder.h` style): degrees → prefix sum → scatter → sort/dedup per
 //! vertex → optional relabel → transpose (CSC) → chunk table.
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -203,23 +202,29 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
     let symmetric = !opts.directed;
 
     // Steps 1–3: degrees, prefix sum, scatter (both directions for undirected).
-    let mut out = scatter(n, weighted, || {
-        let (src, dst, weights) = (&src, &dst, &weights);
-        (0..m).into_par_iter().flat_map_iter(move |i| {
-            let (u, v) = (src[i], dst[i]);
-            let w = weights.as_ref().map_or(0.0, |w| w[i]);
-            let keep = !(drop_loops && u == v);
-            let fwd = keep.then_some((u, v, w));
-            let back = (keep && symmetric && u != v).then_some((v, u, w));
-            fwd.into_iter().chain(back)
-        })
-    });
+    let t = std::time::Instant::now();
+    let bounds = chunk_bounds(m, n, |i| i as u64 * if symmetric { 2 } else { 1 });
+    let mut out = scatter(
+        n,
+        weighted,
+        &bounds,
+        &EdgeArcs {
+            src: &src,
+            dst: &dst,
+            weights: weights.as_deref(),
+            drop_loops,
+            symmetric,
+        },
+    );
     drop((src, dst, weights));
+    let t = crate::trace::phase("scatter", t);
     // Step 4: sort each list, apply the duplicate policy.
     sort_lists(&mut out);
+    let t = crate::trace::phase("sort lists", t);
     if opts.duplicates != DuplicatePolicy::Keep {
         out = dedup_lists(out, opts.duplicates);
     }
+    let mut t = crate::trace::phase("duplicates", t);
     let mut out = into_adjacency(out);
 
     // Step 5: vertex order.
@@ -238,15 +243,21 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
         (ids, None)
     };
 
+    if opts.order != VertexOrder::None {
+        t = crate::trace::phase("order", t);
+    }
     // Step 6: in-edges.
     let inc = opts.directed.then(|| transpose(&out));
+    let t = crate::trace::phase("in-edges", t);
     // An empty graph has no permutation to store, so it records no order.
     let order = if old_of_new.is_some() {
         opts.order
     } else {
         VertexOrder::None
     };
-    Ok(assemble(out, inc, ids, old_of_new, opts.directed, order))
+    let g = assemble(out, inc, ids, old_of_new, opts.directed, order);
+    crate::trace::phase("assemble", t);
+    Ok(g)
 }
 
 /// Computes the derived facts (self-loops, integrality, chunks) and returns
@@ -315,9 +326,10 @@ struct DisjointWriter<T> {
     ptr: *mut T,
     len: usize,
 }
-// SAFETY: `DisjointWriter` only hands out writes to distinct indices (callers
-// reserve each index with an atomic `fetch_add`), so sharing it across
-// threads cannot create two live writes to one element.
+// SAFETY: `DisjointWriter` only hands out writes to distinct indices (in
+// `scatter` each chunk writes only the slots of its own cursor ranges, which
+// the prefix sum makes disjoint), so
+// sharing it across threads cannot create two live writes to one element.
 unsafe impl<T: Send> Sync for DisjointWriter<T> {}
 
 impl<T> DisjointWriter<T> {
@@ -332,54 +344,173 @@ impl<T> DisjointWriter<T> {
     fn write(&self, i: usize, val: T) {
         assert!(i < self.len, "scatter index out of bounds");
         // SAFETY: `i < len` is checked above, the buffer outlives `self`
-        // (borrowed for the scatter's duration), and the caller reserved `i`
-        // with a unique `fetch_add` so no other thread touches element `i`.
+        // (borrowed for the scatter's duration), and the caller owns slot
+        // `i` alone (its cursor range in `scatter`), so no other thread
+        // touches element `i`.
         unsafe { self.ptr.add(i).write(val) }
     }
 }
 
 /// Steps 1–3 of the build: count degrees, prefix-sum them into offsets and
-/// scatter the edges produced by `edges()` (called twice) into place.
-/// Lists come out unsorted.
-fn scatter<F, I>(n: usize, weighted: bool, edges: F) -> Lists
-where
-    F: Fn() -> I,
-    I: ParallelIterator<Item = (VertexId, VertexId, Weight)>,
-{
-    let degree: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    edges().for_each(|(u, _, _)| {
-        degree[u as usize].fetch_add(1, Ordering::Relaxed);
-    });
+/// scatter the arcs into place. The input is items `0..items` (edges, or
+/// vertices for a transpose) cut at `bounds` (increasing, from 0 to
+/// `items`) into chunks; `arcs(range)` yields the arcs `(u, v, w)` that the
+/// items of `range` make, the same ones each time it is called (a trait
+/// with a generic callback, not an iterator: a `flat_map` of per-edge
+/// `Chain`s ran the scatter 3× slower than the callback loop).
+///
+/// Each chunk counts and writes with its own cursor per vertex, so no write
+/// waits on an atomic: a locked `fetch_add` per arc drained the store
+/// buffer before every scatter write, which left the writes' cache misses
+/// one at a time (kron22's undirected import: 7.5 s for counting and
+/// scattering 128 M arcs on two threads, see bench/NOTES.md "Session 29").
+/// A vertex's arcs land in chunk order and, within a chunk, in the order
+/// `arcs` yields them; lists come out unsorted for [`sort_lists`].
+fn scatter(n: usize, weighted: bool, bounds: &[usize], arcs: &impl ArcSource) -> Lists {
+    let chunks: Vec<std::ops::Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+    let t = std::time::Instant::now();
+    // Per chunk, its arcs per source vertex.
+    let mut cursors: Vec<Vec<EdgeIdx>> = chunks
+        .par_iter()
+        .with_max_len(1)
+        .map(|r| {
+            let mut count = vec![0 as EdgeIdx; n];
+            arcs.for_each_arc(r.clone(), |u, _, _| count[u as usize] += 1);
+            count
+        })
+        .collect();
+    let t = crate::trace::phase("count degrees", t);
+    // Offsets, and each chunk's first slot per vertex: the vertex's offset
+    // plus the arcs the chunks before it hold.
     let mut offsets = Vec::with_capacity(n + 1);
-    let mut total = 0u64;
+    let mut total: EdgeIdx = 0;
     offsets.push(0);
-    for d in &degree {
-        total += d.load(Ordering::Relaxed);
+    for v in 0..n {
+        for c in cursors.iter_mut() {
+            let k = c[v];
+            c[v] = total;
+            total += k;
+        }
         offsets.push(total);
     }
-    // Reuse the degree counters as write cursors.
-    degree
-        .par_iter()
-        .zip(offsets.par_iter())
-        .for_each(|(c, &o)| c.store(o, Ordering::Relaxed));
+    let t = crate::trace::phase("offsets", t);
     let mut nbrs = vec![0 as VertexId; total as usize];
     let mut weights = weighted.then(|| vec![0.0 as Weight; total as usize]);
+    let t = crate::trace::phase("allocate", t);
     {
         let nw = DisjointWriter::new(&mut nbrs);
         let ww = weights.as_mut().map(|w| DisjointWriter::new(w));
-        edges().for_each(|(u, v, w)| {
-            let slot = degree[u as usize].fetch_add(1, Ordering::Relaxed) as usize;
-            nw.write(slot, v);
-            if let Some(ww) = &ww {
-                ww.write(slot, w);
-            }
-        });
+        chunks
+            .par_iter()
+            .zip(cursors.par_iter_mut())
+            .with_max_len(1)
+            .for_each(|(r, cursor)| {
+                arcs.for_each_arc(r.clone(), |u, v, w| {
+                    let slot = cursor[u as usize] as usize;
+                    cursor[u as usize] += 1;
+                    nw.write(slot, v);
+                    if let Some(ww) = &ww {
+                        ww.write(slot, w);
+                    }
+                });
+            });
     }
+    crate::trace::phase("place arcs", t);
     Lists {
         offsets,
         nbrs,
         weights,
     }
+}
+
+/// The arcs that items (edges, vertices) make, for [`scatter`].
+trait ArcSource: Sync {
+    /// Calls `f(u, v, w)` for every arc that the items in `range` make, in
+    /// the same order every time.
+    fn for_each_arc(
+        &self,
+        range: std::ops::Range<usize>,
+        f: impl FnMut(VertexId, VertexId, Weight),
+    );
+}
+
+/// The arcs of an edge buffer: `u → v` per kept edge, and `v → u` too when
+/// the graph is symmetric (not for a self-loop, stored once).
+struct EdgeArcs<'a> {
+    src: &'a [VertexId],
+    dst: &'a [VertexId],
+    weights: Option<&'a [Weight]>,
+    drop_loops: bool,
+    symmetric: bool,
+}
+
+impl ArcSource for EdgeArcs<'_> {
+    fn for_each_arc(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(VertexId, VertexId, Weight),
+    ) {
+        for i in range {
+            let (u, v) = (self.src[i], self.dst[i]);
+            if self.drop_loops && u == v {
+                continue;
+            }
+            let w = self.weights.map_or(0.0, |w| w[i]);
+            f(u, v, w);
+            if self.symmetric && u != v {
+                f(v, u, w);
+            }
+        }
+    }
+}
+
+/// The arcs of an adjacency reversed: `v → u` for every arc `u → v` of the
+/// vertices in the range.
+struct ReversedArcs<'a>(&'a Adjacency);
+
+impl ArcSource for ReversedArcs<'_> {
+    fn for_each_arc(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(VertexId, VertexId, Weight),
+    ) {
+        let a = self.0;
+        let w = a.weight_array();
+        for u in range {
+            let u = u as VertexId;
+            for i in a.range(u) {
+                f(a.neighbors[i], u, w.map_or(0.0, |w| w[i]));
+            }
+        }
+    }
+}
+
+/// Chunk bounds for [`scatter`]: `0..items` cut into about as many chunks
+/// as worker threads, fewer when one cursor array per chunk (8 B a vertex)
+/// would outgrow a quarter of the 12 B an arc that the lists take; `cost`
+/// is the running arc count before each item (`cost(items)` the total), so
+/// chunks hold about equal arcs.
+fn chunk_bounds(items: usize, n: usize, cost: impl Fn(usize) -> u64) -> Vec<usize> {
+    let total = cost(items);
+    let by_memory = (total.saturating_mul(3) / (8 * n.max(1) as u64)).max(1) as usize;
+    let chunks = rayon::current_num_threads().min(by_memory).max(1);
+    let mut bounds = vec![0usize];
+    for c in 1..chunks {
+        let want = total * c as u64 / chunks as u64;
+        // The first item at or after the wanted share of arcs.
+        let (mut lo, mut hi) = (*bounds.last().unwrap_or(&0), items);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if cost(mid) < want {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        bounds.push(lo);
+    }
+    bounds.push(items);
+    bounds
 }
 
 /// Vertex-range blocks of roughly equal edge counts, for parallel per-vertex
@@ -500,12 +631,9 @@ fn dedup_lists(mut l: Lists, policy: DuplicatePolicy) -> Lists {
 pub(crate) fn transpose(out: &Adjacency) -> Adjacency {
     let n = out.num_vertices();
     let w = out.weight_array();
-    let mut l = scatter(n, w.is_some(), || {
-        (0..n as VertexId).into_par_iter().flat_map_iter(move |u| {
-            let r = out.range(u);
-            r.map(move |i| (out.neighbors[i], u, w.map_or(0.0, |w| w[i])))
-        })
-    });
+    let offsets = out.offsets();
+    let bounds = chunk_bounds(n, n, |v| offsets[v]);
+    let mut l = scatter(n, w.is_some(), &bounds, &ReversedArcs(out));
     sort_lists(&mut l);
     into_adjacency(l)
 }
@@ -614,6 +742,65 @@ mod tests {
         want.sort_unstable();
         let got: Vec<(u32, u32)> = g.arcs().map(|(u, v, _)| (u, v)).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_build_is_the_same_with_any_number_of_scatter_chunks() {
+        // One cursor array per chunk (as many as threads): every chunk count
+        // must give the same arrays, weights, duplicates and loops included,
+        // for the out-lists and for the transpose of a directed graph.
+        let n = 500u32;
+        let t: Vec<(u32, u32, f64)> = (0..20_000u32)
+            .map(|i| {
+                let u = (i * 7919) % n;
+                let v = if i % 97 == 0 {
+                    u
+                } else {
+                    (i * 104_729) % (n / 2 + i % 3)
+                };
+                (u, v, f64::from(i % 5))
+            })
+            .collect();
+        for directed in [true, false] {
+            let mut o = if directed {
+                BuildOptions::directed()
+            } else {
+                BuildOptions::undirected()
+            };
+            o.duplicates = DuplicatePolicy::Sum;
+            let build_with = |threads| {
+                tests_support::with_threads(threads, || {
+                    Graph::from_weighted_edges(n as usize, &t, &o).unwrap()
+                })
+            };
+            let one = build_with(1);
+            for threads in [2, 3, 7] {
+                let g = build_with(threads);
+                assert_eq!(g.out().offsets(), one.out().offsets(), "{threads} threads");
+                assert_eq!(g.out().neighbor_array(), one.out().neighbor_array());
+                assert_eq!(g.out().weight_array(), one.out().weight_array());
+                assert_eq!(g.inc().offsets(), one.inc().offsets());
+                assert_eq!(g.inc().neighbor_array(), one.inc().neighbor_array());
+                assert_eq!(g.inc().weight_array(), one.inc().weight_array());
+            }
+        }
+    }
+
+    #[test]
+    fn scatter_chunks_cover_the_items_in_order_within_the_memory_cap() {
+        for threads in [1, 2, 5] {
+            tests_support::with_threads(threads, || {
+                // Equal arcs per item: equal chunks, one per thread.
+                let b = chunk_bounds(1000, 10, |i| 2 * i as u64);
+                assert_eq!(b.len(), threads + 1);
+                assert_eq!((b[0], b[threads]), (0, 1000));
+                assert!(b.windows(2).all(|w| w[0] <= w[1]));
+                // Nothing to cut.
+                assert_eq!(chunk_bounds(0, 0, |_| 0), vec![0, 0]);
+                // Far more vertices than arcs: one chunk, one cursor array.
+                assert_eq!(chunk_bounds(10, 1 << 20, |i| i as u64), vec![0, 10]);
+            });
+        }
     }
 
     #[test]

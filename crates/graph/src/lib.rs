@@ -29,6 +29,7 @@ pub mod import;
 pub mod order;
 pub mod section;
 pub mod store;
+pub mod trace;
 pub mod types;
 
 pub use adjacency::Adjacency;

@@ -427,7 +427,9 @@ pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
     let io = |e| GraphError::io(path, e);
     let secs = sections_of(g);
     // Checksums in parallel: they are the only pass over the data besides the write.
+    let t = std::time::Instant::now();
     let sums: Vec<u64> = secs.par_iter().map(|(_, b)| xxh3_64(b)).collect();
+    let t = crate::trace::phase("checksums", t);
     let table_end = FIXED_HEADER + ENTRY_SIZE * secs.len() + 8;
     let mut pos = align_up(table_end as u64);
     let mut entries = Vec::with_capacity(secs.len());
@@ -454,7 +456,9 @@ pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
     let end = align_up(here);
     w.write_all(&vec![0u8; (end - here) as usize]).map_err(io)?;
     let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+    let t = crate::trace::phase("write", t);
     file.sync_all().map_err(io)?;
+    crate::trace::phase("sync", t);
     Ok(())
 }
 
