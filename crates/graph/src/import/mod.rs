@@ -230,6 +230,7 @@ pub(crate) fn map_ids(
 ) -> Result<(EdgeBuffer, IdMap)> {
     let weighted = blocks.first().is_some_and(|b| b.weights.is_some());
     let total: usize = blocks.iter().map(|b| b.edges()).sum();
+    let t = std::time::Instant::now();
     let extra: &[i64] = match &set {
         VertexSet::Endpoints => &[],
         VertexSet::Plus(v) | VertexSet::Exactly(v, _) => v,
@@ -302,6 +303,7 @@ pub(crate) fn map_ids(
     if ext.len() as u64 >= MAX_VERTICES {
         return Err(too_many(ext.len() as u64));
     }
+    let t = crate::trace::phase("the vertex set", t);
     let find = |x: i64| -> u32 {
         match &lookup {
             Lookup::Dense(r) => {
@@ -314,61 +316,46 @@ pub(crate) fn map_ids(
             Lookup::Sorted => ext.binary_search(&x).map_or(ABSENT, |i| i as u32),
         }
     };
-    let mut src: Vec<VertexId> = Vec::with_capacity(total);
-    let mut dst: Vec<VertexId> = Vec::with_capacity(total);
-    let mut weights: Option<Vec<Weight>> = weighted.then(|| Vec::with_capacity(total));
-    for b in blocks {
-        let k = b.edges();
-        let (s0, d0) = (src.len(), dst.len());
-        src.resize(s0 + k, 0);
-        dst.resize(d0 + k, 0);
-        let sd = src[s0..]
-            .par_iter_mut()
-            .zip(dst[d0..].par_iter_mut())
-            .enumerate();
-        let missing = match &b.ids {
-            BlockIds::Small(v) => sd
-                .map(|(i, (s, d))| {
-                    *s = find(v[2 * i] as i64);
-                    *d = find(v[2 * i + 1] as i64);
-                    if *s == ABSENT {
-                        Some(v[2 * i] as i64)
-                    } else if *d == ABSENT {
-                        Some(v[2 * i + 1] as i64)
-                    } else {
-                        None
-                    }
-                })
-                .find_any(|m| m.is_some())
-                .flatten(),
-            BlockIds::Wide(v) => sd
-                .map(|(i, (s, d))| {
-                    *s = find(v[2 * i]);
-                    *d = find(v[2 * i + 1]);
-                    if *s == ABSENT {
-                        Some(v[2 * i])
-                    } else if *d == ABSENT {
-                        Some(v[2 * i + 1])
-                    } else {
-                        None
-                    }
-                })
-                .find_any(|m| m.is_some())
-                .flatten(),
+    // Blocks are mapped in parallel, each into its own slices of the
+    // arrays (zeroed by the allocator, so first touches happen in the
+    // workers); a block's ids are freed when it is done.
+    let mut src: Vec<VertexId> = vec![0; total];
+    let mut dst: Vec<VertexId> = vec![0; total];
+    let mut weights: Option<Vec<Weight>> = weighted.then(|| vec![0.0; total]);
+    let lens: Vec<usize> = blocks.iter().map(|b| b.edges()).collect();
+    let s_parts = split_lengths(&mut src, &lens);
+    let d_parts = split_lengths(&mut dst, &lens);
+    let w_parts: Vec<Option<&mut [Weight]>> = match weights.as_mut() {
+        Some(w) => split_lengths(w, &lens).into_iter().map(Some).collect(),
+        None => lens.iter().map(|_| None).collect(),
+    };
+    // The first id (in file order) that is not in the vertex set, if any.
+    let missing: Vec<Option<i64>> = blocks
+        .into_par_iter()
+        .zip(s_parts)
+        .zip(d_parts)
+        .zip(w_parts)
+        .with_max_len(1)
+        .map(|(((b, s), d), w)| {
+            if let (Some(w), Some(bw)) = (w, b.weights.as_ref()) {
+                w.copy_from_slice(bw);
+            }
+            match &b.ids {
+                BlockIds::Small(v) => map_pairs(v, s, d, |x| x as i64, &find),
+                BlockIds::Wide(v) => map_pairs(v, s, d, |x| x, &find),
+            }
+        })
+        .collect();
+    crate::trace::phase("endpoints to vertices", t);
+    if let Some(x) = missing.into_iter().flatten().next() {
+        let file = match &set {
+            VertexSet::Exactly(_, f) => f.display().to_string(),
+            _ => "the vertex set".into(),
         };
-        if let Some(x) = missing {
-            let file = match &set {
-                VertexSet::Exactly(_, f) => f.display().to_string(),
-                _ => "the vertex set".into(),
-            };
-            return Err(GraphError::bad_input(
-                path,
-                format!("vertex {x} appears in an edge but is not listed in {file}"),
-            ));
-        }
-        if let (Some(w), Some(bw)) = (weights.as_mut(), b.weights) {
-            w.extend_from_slice(&bw);
-        }
+        return Err(GraphError::bad_input(
+            path,
+            format!("vertex {x} appears in an edge but is not listed in {file}"),
+        ));
     }
     let ids = if !ext.is_empty() && ext.iter().enumerate().all(|(i, &x)| x == i as i64) {
         IdMap::Identity { n: ext.len() }
@@ -376,4 +363,38 @@ pub(crate) fn map_ids(
         IdMap::from_ints(ext)
     };
     Ok((EdgeBuffer { src, dst, weights }, ids))
+}
+
+/// `data` cut into consecutive slices of the given lengths (which sum to at
+/// most its length).
+fn split_lengths<'a, T>(mut data: &'a mut [T], lens: &[usize]) -> Vec<&'a mut [T]> {
+    let mut parts = Vec::with_capacity(lens.len());
+    for &len in lens {
+        let (head, tail) = std::mem::take(&mut data).split_at_mut(len);
+        parts.push(head);
+        data = tail;
+    }
+    parts
+}
+
+/// Maps a block's endpoint pairs `ids[2i], ids[2i + 1]` through `find`
+/// into `src[i]`, `dst[i]`; returns the first external id that `find`
+/// does not know (`u32::MAX`), if any.
+fn map_pairs<T: Copy>(
+    ids: &[T],
+    src: &mut [VertexId],
+    dst: &mut [VertexId],
+    wide: impl Fn(T) -> i64,
+    find: &(impl Fn(i64) -> u32 + Sync),
+) -> Option<i64> {
+    let mut missing = None;
+    for ((pair, s), d) in ids.chunks_exact(2).zip(src.iter_mut()).zip(dst.iter_mut()) {
+        let (a, b) = (wide(pair[0]), wide(pair[1]));
+        *s = find(a);
+        *d = find(b);
+        if missing.is_none() && (*s == u32::MAX || *d == u32::MAX) {
+            missing = Some(if *s == u32::MAX { a } else { b });
+        }
+    }
+    missing
 }
