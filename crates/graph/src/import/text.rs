@@ -252,6 +252,13 @@ pub fn parse_i64(t: &[u8]) -> Option<i64> {
 
 /// Parses a finite float weight token.
 pub fn parse_weight(t: &[u8]) -> std::result::Result<f64, String> {
+    // Unsigned integers of up to 15 digits (most weights in practice) are
+    // below 2^53, so the integer converts to exactly the f64 that the float
+    // parser would give; it is about 3× cheaper.
+    if !t.is_empty() && t.len() <= 15 && t.iter().all(u8::is_ascii_digit) {
+        let x = t.iter().fold(0u64, |x, &c| x * 10 + u64::from(c - b'0'));
+        return Ok(x as f64);
+    }
     let s = std::str::from_utf8(t).map_err(|_| "weight is not valid UTF-8".to_string())?;
     let w: f64 = s
         .parse()
@@ -269,5 +276,38 @@ pub fn show(t: &[u8]) -> String {
         format!("{}…", &s[..40])
     } else {
         s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_weights_parse_to_the_same_f64_as_the_float_parser() {
+        let mut x = 1u64;
+        let mut tokens: Vec<String> = ["0", "7", "255", "00012", "999999999999999"]
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        for _ in 0..2000 {
+            // A spread of magnitudes up to 15 digits.
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            tokens.push((x % 10u64.pow(1 + (x >> 60) as u32 % 15)).to_string());
+        }
+        // Forms the integer path leaves to the float parser.
+        for t in ["1234567890123456", "+5", "-0", "-3", "2.5", "1e3"] {
+            tokens.push(t.to_string());
+        }
+        for t in &tokens {
+            let want: f64 = t.parse().unwrap();
+            let got = parse_weight(t.as_bytes()).unwrap();
+            assert_eq!(got.to_bits(), want.to_bits(), "token {t}");
+        }
+        assert!(parse_weight(b"").is_err());
+        assert!(parse_weight(b"12a").is_err());
+        assert!(parse_weight(b"inf").is_err());
     }
 }
