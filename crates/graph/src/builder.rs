@@ -328,8 +328,8 @@ struct DisjointWriter<T> {
 }
 // SAFETY: `DisjointWriter` only hands out writes to distinct indices (in
 // `scatter` each chunk writes only the slots of its own cursor ranges, which
-// the prefix sum makes disjoint), so
-// sharing it across threads cannot create two live writes to one element.
+// the prefix sum makes disjoint), so sharing it across threads cannot create
+// two live writes to one element.
 unsafe impl<T: Send> Sync for DisjointWriter<T> {}
 
 impl<T> DisjointWriter<T> {
@@ -396,7 +396,6 @@ fn scatter(n: usize, weighted: bool, bounds: &[usize], arcs: &impl ArcSource) ->
     let t = crate::trace::phase("offsets", t);
     let mut nbrs = vec![0 as VertexId; total as usize];
     let mut weights = weighted.then(|| vec![0.0 as Weight; total as usize]);
-    let t = crate::trace::phase("allocate", t);
     {
         let nw = DisjointWriter::new(&mut nbrs);
         let ww = weights.as_mut().map(|w| DisjointWriter::new(w));
