@@ -384,7 +384,7 @@ def report(res):
                 continue
             cells = [k, "%s (%s–%s)" % (fmt_s(r["median"]), fmt_s(r["min"]), fmt_s(r["max"])),
                      fmt_s(r["load_seconds"]), str(r["iterations"] or ""), "%.0f MiB" % (r["peak_rss_kib"] / 1024)]
-            best, best_lib, best_same = None, None, None
+            best, best_same = None, None  # fastest peer row; fastest whose ranks sum to 1
             for lib in peers:
                 row = next((x for x in g["peers"] if x["library"] == lib and x["kernel"] == k), None)
                 if row is None or row.get("status") != "ok":
@@ -392,19 +392,18 @@ def report(res):
                     continue
                 mass = rank_mass(k, row)
                 cells.append(fmt_s(row["median"]) + (" (Σ %.2f)" % mass if mass is not None else ""))
-                if best is None or row["median"] < best:
-                    best, best_lib = row["median"], lib
-                if mass is None and (best_same is None or row["median"] < best_same[0]):
-                    best_same = (row["median"], lib)
-            ratio = "%.2f×" % (best / r["median"]) if best and r["median"] > 0 else "–"
-            if best is not None and best_same is not None and best_same[1] != best_lib and r["median"] > 0:
+                if best is None or row["median"] < best["median"]:
+                    best = row
+                if mass is None and (best_same is None or row["median"] < best_same["median"]):
+                    best_same = row
+            ratio = "%.2f×" % (best["median"] / r["median"]) if best and best["median"] and r["median"] > 0 else "–"
+            if best is not None and best_same is not None and best_same is not best and r["median"] > 0:
                 ratio += " ‡"
                 notes.append("‡ %s: %s's ranks sum to %.2f, not 1: it drops the rank that vertices without "
                              "out-edges hold (as GAPBS's `pr` does), where Plexus and NetworkX hand it out "
                              "uniformly. Against the fastest peer whose ranks sum to 1 (%s), Plexus is %.2f×."
-                             % (k, best_lib, rank_mass(k, next(x for x in g["peers"] if x["library"] == best_lib
-                                                                 and x["kernel"] == k)),
-                                best_same[1], best_same[0] / r["median"]))
+                             % (k, best["library"], rank_mass(k, best), best_same["library"],
+                                best_same["median"] / r["median"]))
             cells.append(ratio)
             lines.append("| " + " | ".join(cells) + " |")
         if notes:

@@ -400,8 +400,7 @@ pub(crate) const DENSE_PREFETCH_AHEAD: usize = 16;
 /// Whether `PLEXUS_TRACE` is set: the in-memory executor then prints one line
 /// per superstep (mode, frontier and next sizes, milliseconds) on stderr.
 pub fn trace_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("PLEXUS_TRACE").is_some())
+    plexus_graph::trace::enabled()
 }
 
 /// An `f64` that threads may load and store concurrently (its bits in an

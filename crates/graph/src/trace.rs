@@ -1,5 +1,6 @@
 //! `PLEXUS_TRACE=1`: one line on stderr per phase of an import or a store
-//! write, with its wall time, to see where an import spends its time.
+//! write, with its wall time, to see where an import spends its time. The
+//! switch is the one every crate reads (the engine's traces too).
 use std::sync::OnceLock;
 use std::time::Instant;
 

@@ -89,7 +89,7 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
     let weighted = opts.weighted || text::base_name(path).ends_with(".wel");
     let t = std::time::Instant::now();
     let blocks = parse_blocks(path, 0, progress, |data| parse_block(data, weighted, None))?;
-    let t = crate::trace::phase("parse", t);
+    crate::trace::phase("parse", t);
     let edges: usize = blocks.iter().map(|b| b.edges()).sum();
     if edges == 0 {
         return Err(GraphError::bad_input(
@@ -99,7 +99,6 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
     }
     progress.begin("mapping ids", None);
     let (buf, ids) = map_ids(blocks, VertexSet::Endpoints, path)?;
-    crate::trace::phase("map ids", t);
     progress.begin("building", None);
     let n = ids.len();
     build(

@@ -259,7 +259,6 @@ pub(crate) fn map_ids(
         /// Binary search in `ext`, which is sorted and distinct.
         Sorted,
     }
-    const ABSENT: u32 = u32::MAX;
     let (ext, lookup): (Vec<i64>, Lookup) = if dense_ok {
         let size = max_small as usize + 1;
         let present: Vec<std::sync::atomic::AtomicBool> = (0..size)
@@ -377,23 +376,26 @@ fn split_lengths<'a, T>(mut data: &'a mut [T], lens: &[usize]) -> Vec<&'a mut [T
     parts
 }
 
+/// The internal id `find` gives an external id outside the vertex set.
+const ABSENT: u32 = u32::MAX;
+
 /// Maps a block's endpoint pairs `ids[2i], ids[2i + 1]` through `find`
 /// into `src[i]`, `dst[i]`; returns the first external id that `find`
-/// does not know (`u32::MAX`), if any.
+/// does not know ([`ABSENT`]), if any.
 fn map_pairs<T: Copy>(
     ids: &[T],
     src: &mut [VertexId],
     dst: &mut [VertexId],
-    wide: impl Fn(T) -> i64,
-    find: &(impl Fn(i64) -> u32 + Sync),
+    to_i64: impl Fn(T) -> i64,
+    find: &impl Fn(i64) -> u32,
 ) -> Option<i64> {
     let mut missing = None;
     for ((pair, s), d) in ids.chunks_exact(2).zip(src.iter_mut()).zip(dst.iter_mut()) {
-        let (a, b) = (wide(pair[0]), wide(pair[1]));
+        let (a, b) = (to_i64(pair[0]), to_i64(pair[1]));
         *s = find(a);
         *d = find(b);
-        if missing.is_none() && (*s == u32::MAX || *d == u32::MAX) {
-            missing = Some(if *s == u32::MAX { a } else { b });
+        if missing.is_none() && (*s == ABSENT || *d == ABSENT) {
+            missing = Some(if *s == ABSENT { a } else { b });
         }
     }
     missing
