@@ -299,17 +299,22 @@ def probe(threads):
 
 def bytes_per_iteration(kernel, info, precision=None):
     """Bytes a PageRank iteration or a WCC pass must move at least: the
-    topology it reads once (offsets 8 B per vertex, targets 4 B per arc) plus
-    its per-vertex state (PageRank's fused kernel: the rank read and written,
-    8 B each, and the contribution read and written, 8 B each, or 4 B with
-    f32 contributions, as the run reports; WCC: one 4 B label read and
-    written). A lower bound on traffic."""
+    topology it reads once (offsets 8 B per vertex, and targets 4 B per arc,
+    or for PageRank on a graph with tiles the tiles' arrays, as `plexus info`
+    reports them) plus its per-vertex state (PageRank's fused kernel: the
+    rank read and written, 8 B each, and the contribution read and written,
+    8 B each, or 4 B with f32 contributions, as the run reports; over tiles
+    also the f64 sum written and read back, 8 B each; WCC: one 4 B label
+    read and written). A lower bound on traffic."""
     n, arcs = info["vertices"], info["arcs"]
-    topo = 8 * (n + 1) + 4 * arcs
+    tiles = info.get("tiles") if kernel == "pagerank" else None
+    topo = 8 * (n + 1) + (tiles["bytes"] if tiles else 4 * arcs)
     if kernel == "wcc":
         state = 8 * n
     else:
         state = 24 * n if precision == "single" else 32 * n
+        if tiles:
+            state += 16 * n
     return topo + state
 
 

@@ -394,6 +394,10 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
         "float"
     };
     let ids = format!("{:?}", g.ids().kind()).to_lowercase();
+    let tiles = g.tiles().map(|t| {
+        json!({"segment_sources": 1u64 << t.shift(), "blocks": t.blocks().len(), "tiles": t.tiles().len(),
+               "runs": t.targets().len(), "bytes": t.size_bytes()})
+    });
     if a.json {
         let top: Vec<_> = st
             .top
@@ -405,6 +409,7 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
             "directed": m.directed, "weights": weights, "self_loops": m.self_loops, "order": m.order,
             "ids": ids, "format_version": FORMAT_VERSION, "bytes_on_disk": on_disk, "chunks": g.chunks().len(),
             "out_degree": {"min": st.min, "max": st.max, "mean": st.mean, "top": top},
+            "tiles": tiles,
             "checked": a.check,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -429,6 +434,17 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     println!("ids          {ids}");
     println!("order        {}", m.order);
     println!("chunks       {}", thousands(g.chunks().len() as u64));
+    match g.tiles() {
+        Some(t) => println!(
+            "tiles        {} in {} blocks, {}-source segments, {} runs, {}",
+            thousands(t.tiles().len() as u64),
+            thousands(t.blocks().len() as u64),
+            thousands(1u64 << t.shift()),
+            thousands(t.targets().len() as u64),
+            bytes(t.size_bytes())
+        ),
+        None => println!("tiles        none"),
+    }
     println!("format       version {FORMAT_VERSION}");
     println!("on disk      {}", bytes(on_disk));
     if a.check {

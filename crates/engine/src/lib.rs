@@ -42,6 +42,7 @@ pub mod program;
 pub mod progress;
 pub mod subset;
 pub mod team;
+pub mod tiled;
 
 pub use error::{AlgoError, VerifyError};
 

@@ -302,6 +302,7 @@ pub(crate) fn assemble(
         chunks,
         weight_stats: Default::default(),
         strictly_increasing: Default::default(),
+        tiles: None,
     }
 }
 

@@ -82,6 +82,8 @@ pub struct Graph {
     /// Whether every out-list is strictly increasing, computed on first
     /// use and kept (see [`Graph::out_lists_strictly_increasing`]).
     pub(crate) strictly_increasing: std::sync::OnceLock<bool>,
+    /// The in-edges as tiles ([`crate::tiles`]), when the store holds them.
+    pub(crate) tiles: Option<crate::tiles::Tiles>,
 }
 
 /// One pass over the out-edge weights, in fixed blocks so the sum does not
@@ -259,6 +261,24 @@ impl Graph {
     #[inline]
     pub fn inc(&self) -> &Adjacency {
         self.inc.as_ref().unwrap_or(&self.out)
+    }
+    /// The in-edges cut into tiles for pull gathers, when the graph was
+    /// opened from a store that holds them ([`crate::tiles::Tiles::worthwhile`]).
+    #[inline]
+    pub fn tiles(&self) -> Option<&crate::tiles::Tiles> {
+        self.tiles.as_ref()
+    }
+    /// The graph with tiles built from its in-edges, segments of
+    /// `2^shift` sources and blocks of at most `block_targets` targets
+    /// ([`crate::tiles::Tiles::build_with`]; the store uses
+    /// [`crate::tiles::Tiles::build`]).
+    pub fn with_tiles(mut self, shift: u32, block_targets: usize) -> Graph {
+        self.tiles = Some(crate::tiles::Tiles::build_with(
+            self.inc(),
+            shift,
+            block_targets,
+        ));
+        self
     }
     /// Out-neighbours of `v`, sorted.
     #[inline]

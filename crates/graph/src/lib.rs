@@ -29,6 +29,7 @@ pub mod import;
 pub mod order;
 pub mod section;
 pub mod store;
+pub mod tiles;
 pub mod trace;
 pub mod types;
 

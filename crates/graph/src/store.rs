@@ -22,6 +22,7 @@ use crate::chunks::Chunk;
 use crate::graph::{DegreeSummary, Graph, GraphMeta, VertexOrder};
 use crate::ids::IdMap;
 use crate::section::Section;
+use crate::tiles::{Tile, TileBlock, Tiles};
 use crate::{GraphError, Result};
 
 /// File magic: the first 8 bytes of `graph.plx`.
@@ -61,6 +62,12 @@ pub enum SectionKind {
     OldOfNew = 11,
     NewOfOld = 12,
     Chunks = 13,
+    TileShift = 14,
+    TileBlocks = 15,
+    TileTable = 16,
+    TileTargets = 17,
+    TileSources = 18,
+    TileLongLengths = 19,
 }
 
 impl SectionKind {
@@ -80,6 +87,12 @@ impl SectionKind {
             11 => OldOfNew,
             12 => NewOfOld,
             13 => Chunks,
+            14 => TileShift,
+            15 => TileBlocks,
+            16 => TileTable,
+            17 => TileTargets,
+            18 => TileSources,
+            19 => TileLongLengths,
             _ => return None,
         })
     }
@@ -100,6 +113,12 @@ impl SectionKind {
             OldOfNew => "old-of-new",
             NewOfOld => "new-of-old",
             Chunks => "chunks",
+            TileShift => "tile-shift",
+            TileBlocks => "tile-blocks",
+            TileTable => "tile-table",
+            TileTargets => "tile-targets",
+            TileSources => "tile-sources",
+            TileLongLengths => "tile-long-lengths",
         }
     }
     fn elem_size(self) -> usize {
@@ -107,8 +126,12 @@ impl SectionKind {
         match self {
             OutOffsets | InOffsets | OutWeights | InWeights | IdInts | IdStrOffsets => 8,
             OutTargets | InSources | IdSorted | OldOfNew | NewOfOld => 4,
+            TileShift | TileLongLengths => 4,
+            TileTargets | TileSources => 2,
             IdStrBytes => 1,
             Chunks => std::mem::size_of::<Chunk>(),
+            TileBlocks => std::mem::size_of::<TileBlock>(),
+            TileTable => std::mem::size_of::<Tile>(),
         }
     }
 }
@@ -378,7 +401,7 @@ fn order_code(o: VertexOrder) -> u32 {
     }
 }
 
-fn sections_of(g: &Graph) -> Vec<(SectionKind, &[u8])> {
+fn sections_of<'a>(g: &'a Graph, tiles: Option<&'a Tiles>) -> Vec<(SectionKind, &'a [u8])> {
     use SectionKind::*;
     let mut v: Vec<(SectionKind, &[u8])> = vec![
         (OutOffsets, bytemuck::cast_slice(g.out.offsets())),
@@ -415,6 +438,17 @@ fn sections_of(g: &Graph) -> Vec<(SectionKind, &[u8])> {
         v.push((NewOfOld, bytemuck::cast_slice(n)));
     }
     v.push((Chunks, bytemuck::cast_slice(g.chunks())));
+    if let Some(t) = tiles {
+        v.push((
+            TileShift,
+            bytemuck::cast_slice(std::slice::from_ref(&t.shift)),
+        ));
+        v.push((TileBlocks, bytemuck::cast_slice(t.blocks())));
+        v.push((TileTable, bytemuck::cast_slice(t.tiles())));
+        v.push((TileTargets, bytemuck::cast_slice(t.targets())));
+        v.push((TileSources, bytemuck::cast_slice(t.sources())));
+        v.push((TileLongLengths, bytemuck::cast_slice(t.long_lengths())));
+    }
     v
 }
 
@@ -422,12 +456,19 @@ fn align_up(x: u64) -> u64 {
     x.div_ceil(SECTION_ALIGN) * SECTION_ALIGN
 }
 
-/// Writes `g` to `path` in format version [`FORMAT_VERSION`] and syncs it.
+/// Writes `g` to `path` in format version [`FORMAT_VERSION`] and syncs it,
+/// with its tiles: the ones it has, or ones built here when
+/// [`Tiles::worthwhile`].
 pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
     let io = |e| GraphError::io(path, e);
-    let secs = sections_of(g);
-    // Checksums in parallel: they are the only pass over the data besides the write.
     let t = std::time::Instant::now();
+    let built = match g.tiles() {
+        None if Tiles::worthwhile(g.num_vertices(), g.num_arcs()) => Some(Tiles::build(g.inc())),
+        _ => None,
+    };
+    let t = crate::trace::phase("tiles", t);
+    let secs = sections_of(g, g.tiles().or(built.as_ref()));
+    // Checksums in parallel: they are the only pass over the data besides the write.
     let sums: Vec<u64> = secs.par_iter().map(|(_, b)| xxh3_64(b)).collect();
     let t = crate::trace::phase("checksums", t);
     let table_end = FIXED_HEADER + ENTRY_SIZE * secs.len() + 8;
@@ -702,6 +743,31 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
     {
         return Err(bad("chunk table does not cover the vertices".into()));
     }
+    // Tiles are optional (stores of small graphs, or written before them),
+    // but all or none; their tables are checked by `check_offsets`.
+    let tile_kinds = [
+        TileShift,
+        TileBlocks,
+        TileTable,
+        TileTargets,
+        TileSources,
+        TileLongLengths,
+    ];
+    let tiles = match tile_kinds.iter().filter(|&&k| find(k).is_some()).count() {
+        0 => None,
+        6 => {
+            let shift: Section<u32> = get(&map, find(TileShift), TileShift, Some(1), path)?;
+            Some(Tiles {
+                shift: shift[0],
+                blocks: get(&map, find(TileBlocks), TileBlocks, None, path)?,
+                tiles: get(&map, find(TileTable), TileTable, None, path)?,
+                targets: get(&map, find(TileTargets), TileTargets, None, path)?,
+                sources: get(&map, find(TileSources), TileSources, None, path)?,
+                long_lengths: get(&map, find(TileLongLengths), TileLongLengths, None, path)?,
+            })
+        }
+        _ => return Err(bad("some tile sections are missing".into())),
+    };
     Ok(Graph {
         meta: h.meta.clone(),
         out,
@@ -712,6 +778,7 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
         chunks,
         weight_stats: Default::default(),
         strictly_increasing: Default::default(),
+        tiles,
     })
 }
 
@@ -732,6 +799,10 @@ pub fn check_offsets(g: &Graph, path: &Path) -> Result<()> {
                 format!("section {name}-offsets decreases at vertex {v}"),
             ));
         }
+    }
+    if let Some(t) = g.tiles() {
+        t.check(g.num_vertices(), g.inc().num_edges(), false)
+            .map_err(|e| GraphError::corrupt(path, e))?;
     }
     Ok(())
 }
@@ -785,6 +856,10 @@ pub fn check_graph_file(path: &Path) -> Result<()> {
                 format!("{name} neighbour id out of range"),
             ));
         }
+    }
+    if let Some(t) = g.tiles() {
+        t.check(g.num_vertices(), g.inc().num_edges(), true)
+            .map_err(|e| GraphError::corrupt(path, e))?;
     }
     Ok(())
 }
@@ -851,6 +926,69 @@ mod tests {
             dd.save("g", &g, &Provenance::default(), false),
             Err(GraphError::GraphExists { .. })
         ));
+    }
+
+    #[test]
+    fn tiles_are_stored_and_opened_as_built() {
+        let dir = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(dir.path());
+        let edges: Vec<(u32, u32)> = (0..200u32)
+            .flat_map(|v| (0..v % 9).map(move |k| ((v * 31 + k * 17) % 200, v)))
+            .collect();
+        let g = Graph::from_edges(200, &edges, &BuildOptions::directed()).unwrap();
+        // Small graphs get no tiles of their own...
+        assert!(!Tiles::worthwhile(200, g.num_arcs()));
+        dd.save("plain", &g, &Provenance::default(), false).unwrap();
+        assert!(dd.open("plain").unwrap().tiles().is_none());
+        // ...but keep the ones they have.
+        let g = g.with_tiles(3, 16);
+        dd.save("g", &g, &Provenance::default(), false).unwrap();
+        let h = dd.open_checked("g").unwrap();
+        let (a, b) = (g.tiles().unwrap(), h.tiles().unwrap());
+        assert_eq!(a.shift(), b.shift());
+        assert_eq!(a.blocks(), b.blocks());
+        assert_eq!(a.tiles(), b.tiles());
+        assert_eq!(a.targets(), b.targets());
+        assert_eq!(a.sources(), b.sources());
+        assert_eq!(a.long_lengths(), b.long_lengths());
+        assert!(b.sources().is_empty() || b.sources.is_mapped());
+        check_graph_file(&dd.graph_dir("g").join(GRAPH_FILE)).unwrap();
+    }
+
+    #[test]
+    fn a_corrupt_tile_table_is_reported_by_open_checked_and_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(dir.path());
+        let edges: Vec<(u32, u32)> = (0..100u32)
+            .flat_map(|v| [(v, (v + 1) % 100), ((v * 7) % 100, v)])
+            .collect();
+        let g = Graph::from_edges(100, &edges, &BuildOptions::directed())
+            .unwrap()
+            .with_tiles(2, 8);
+        dd.save("g", &g, &Provenance::default(), false).unwrap();
+        let f = dd.graph_dir("g").join(GRAPH_FILE);
+        let table = read_header(&f)
+            .unwrap()
+            .sections
+            .into_iter()
+            .find(|e| e.kind == SectionKind::TileTable)
+            .unwrap();
+        let mut b = fs::read(&f).unwrap();
+        // The second tile's `first_run` (bytes 40..48 of its 64).
+        b[table.offset as usize + 64 + 40] ^= 0x10;
+        fs::write(&f, &b).unwrap();
+        assert!(dd.open("g").is_ok(), "open stays O(1)");
+        for e in [
+            dd.open_checked("g").unwrap_err(),
+            check_graph_file(&f).unwrap_err(),
+        ] {
+            assert!(matches!(e, GraphError::Corrupt { .. }), "{e}");
+        }
+        assert!(dd
+            .open_checked("g")
+            .unwrap_err()
+            .to_string()
+            .contains("tile 1"));
     }
 
     #[test]

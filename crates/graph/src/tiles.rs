@@ -1,0 +1,518 @@
+//! In-edges cut into tiles for pull passes that sum a per-vertex value over
+//! every vertex's in-neighbours (PageRank's gather).
+//!
+//! A tile is a block of targets (at most [`BLOCK_TARGETS`], whose f64 sums
+//! stay in L2) by a segment of `2^shift` consecutive sources (whose values
+//! stay in L1). A target's in-list meets a segment in one run of
+//! consecutive CSC entries. Within a tile the runs are grouped by length
+//! class (1, 2, …, [`FIXED`] arcs, then longer), and within a class ordered
+//! by target, so a kernel sums runs of one class with a loop of a fixed trip
+//! count instead of a loop whose exit mispredicts on short lists.
+//!
+//! Blocks cover `0..n` in order; a block's tiles are in segment order, so
+//! a target meets its in-neighbours in CSC order. Stored beside the CSC in
+//! `graph.plx` when [`Tiles::worthwhile`] says so (bench/NOTES.md, "Session
+//! 30": on Kronecker scale 22 a PageRank pass over tiles takes 57–67 ms
+//! against 93 ms for the CSC gather).
+//!
+//! Invariants ([`Tiles::check`]): blocks are contiguous, cover `0..n`, hold
+//! at most [`BLOCK_TARGETS`] targets and consecutive tile ranges; a tile's
+//! runs and sources are the next ones in the arrays; every target offset is
+//! inside its block and every source offset inside its segment and `< n`.
+
+use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
+
+use crate::section::Section;
+use crate::Adjacency;
+
+/// Runs of up to `FIXED` arcs form a class of their own length.
+pub const FIXED: usize = 8;
+/// Length classes: 1..=FIXED, then longer runs.
+pub const CLASSES: usize = FIXED + 1;
+/// Most targets a block holds: their f64 sums take 256 KiB (within L2),
+/// and a target's offset in its block fits a u16.
+pub const BLOCK_TARGETS: usize = 1 << 15;
+/// A block also ends once it holds `1/BLOCKS_BY_ARCS` of the arcs, so the
+/// hubs at the front of a degree order spread over several blocks and
+/// threads.
+const BLOCKS_BY_ARCS: u64 = 64;
+/// Segments of `2^SHIFT` sources: 8,192 f32 values, 32 KiB (L1).
+pub const SHIFT: u32 = 13;
+
+/// One (target block, source segment) tile.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct Tile {
+    /// The segment: sources `segment << shift ..`.
+    pub segment: u32,
+    /// Runs per length class (`runs[c]` of `c + 1` arcs; the last, longer).
+    pub runs: [u32; CLASSES],
+    /// Index of the tile's first run in [`Tiles::targets`].
+    pub first_run: u64,
+    /// Index of the tile's first arc in [`Tiles::sources`].
+    pub first_source: u64,
+    /// Index of the tile's first long run in [`Tiles::long_lengths`].
+    pub first_long: u64,
+}
+
+/// One block of targets `lo..hi` with its tiles `first_tile..end_tile`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct TileBlock {
+    pub lo: u64,
+    pub hi: u64,
+    pub first_tile: u64,
+    pub end_tile: u64,
+}
+
+/// The tiles of a CSC; see the module docs.
+#[derive(Clone, Debug)]
+pub struct Tiles {
+    pub(crate) shift: u32,
+    pub(crate) blocks: Section<TileBlock>,
+    pub(crate) tiles: Section<Tile>,
+    pub(crate) targets: Section<u16>,
+    pub(crate) sources: Section<u16>,
+    pub(crate) long_lengths: Section<u32>,
+}
+
+fn class_of(len: usize) -> usize {
+    len.min(CLASSES) - 1
+}
+
+/// Calls `f(segment, class, len, start)` for each run of the sorted list.
+fn for_each_run(list: &[u32], shift: u32, mut f: impl FnMut(usize, usize, usize, usize)) {
+    let mut i = 0;
+    while i < list.len() {
+        let segment = (list[i] >> shift) as usize;
+        let mut j = i + 1;
+        while j < list.len() && (list[j] >> shift) as usize == segment {
+            j += 1;
+        }
+        f(segment, class_of(j - i), j - i, i);
+        i = j;
+    }
+}
+
+/// One block's part of the arrays, built on its own and then concatenated.
+struct BlockPart {
+    lo: usize,
+    hi: usize,
+    tiles: Vec<Tile>,
+    targets: Vec<u16>,
+    sources: Vec<u16>,
+    long_lengths: Vec<u32>,
+}
+
+impl Tiles {
+    /// Whether a graph of `n` vertices and `arcs` arcs gets tiles when
+    /// stored: its f32 values do not fit L2 (`n ≥ 2^18`) and its in-lists
+    /// average at least 8 arcs, so runs are longer than one arc on
+    /// average (a road graph, 2.5 arcs a vertex, gains nothing).
+    pub fn worthwhile(n: usize, arcs: u64) -> bool {
+        n >= 1 << 18 && arcs >= 8 * n as u64
+    }
+
+    /// Tiles of `inc` (in-lists sorted by source) with segments of
+    /// [`SHIFT`].
+    pub fn build(inc: &Adjacency) -> Tiles {
+        Tiles::build_with(inc, SHIFT, BLOCK_TARGETS)
+    }
+
+    /// Tiles with segments of `2^shift` sources (`shift ≤ 16`) and blocks of
+    /// at most `block_targets ≤ BLOCK_TARGETS` targets (tests use small ones).
+    pub fn build_with(inc: &Adjacency, shift: u32, block_targets: usize) -> Tiles {
+        assert!(shift <= 16 && (1..=BLOCK_TARGETS).contains(&block_targets));
+        let offsets = inc.offsets();
+        let sources = inc.neighbor_array();
+        let n = offsets.len().saturating_sub(1);
+        let per_block = (sources.len() as u64 / BLOCKS_BY_ARCS).max(1);
+        let mut ranges = Vec::new();
+        let mut lo = 0;
+        while lo < n {
+            let mut hi = lo + 1;
+            while hi < n && hi - lo < block_targets && offsets[hi + 1] - offsets[lo] <= per_block {
+                hi += 1;
+            }
+            ranges.push((lo, hi));
+            lo = hi;
+        }
+        let segments = (n >> shift) + 1;
+        let parts: Vec<BlockPart> = ranges
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|(lo, hi)| build_block(offsets, sources, lo, hi, shift, segments))
+            .collect();
+        // Concatenate, rebasing each block's tiles on the global arrays.
+        let mut blocks = Vec::with_capacity(parts.len());
+        let (mut tiles, mut targets, mut srcs, mut longs) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for p in parts {
+            let first_tile = tiles.len() as u64;
+            let (r, a, l) = (targets.len() as u64, srcs.len() as u64, longs.len() as u64);
+            tiles.extend(p.tiles.iter().map(|t| Tile {
+                first_run: t.first_run + r,
+                first_source: t.first_source + a,
+                first_long: t.first_long + l,
+                ..*t
+            }));
+            targets.extend_from_slice(&p.targets);
+            srcs.extend_from_slice(&p.sources);
+            longs.extend_from_slice(&p.long_lengths);
+            blocks.push(TileBlock {
+                lo: p.lo as u64,
+                hi: p.hi as u64,
+                first_tile,
+                end_tile: tiles.len() as u64,
+            });
+        }
+        Tiles {
+            shift,
+            blocks: Section::owned(blocks),
+            tiles: Section::owned(tiles),
+            targets: Section::owned(targets),
+            sources: Section::owned(srcs),
+            long_lengths: Section::owned(longs),
+        }
+    }
+
+    /// Sources per segment are `2^shift`.
+    pub fn shift(&self) -> u32 {
+        self.shift
+    }
+    /// The blocks, covering the targets in order.
+    pub fn blocks(&self) -> &[TileBlock] {
+        &self.blocks
+    }
+    /// Every tile, block by block.
+    pub fn tiles(&self) -> &[Tile] {
+        &self.tiles
+    }
+    /// Each run's target, as an offset in its block.
+    pub fn targets(&self) -> &[u16] {
+        &self.targets
+    }
+    /// Each arc's source, as an offset in its segment.
+    pub fn sources(&self) -> &[u16] {
+        &self.sources
+    }
+    /// The length of each run longer than [`FIXED`].
+    pub fn long_lengths(&self) -> &[u32] {
+        &self.long_lengths
+    }
+    /// Bytes of the five arrays.
+    pub fn size_bytes(&self) -> u64 {
+        self.blocks.size_bytes()
+            + self.tiles.size_bytes()
+            + self.targets.size_bytes()
+            + self.sources.size_bytes()
+            + self.long_lengths.size_bytes()
+    }
+
+    /// Checks the invariants (module docs) for a graph of `n` vertices and
+    /// `arcs` in-arcs: the block and tile tables always (O(tiles)), every
+    /// target and source offset too when `arrays` (O(arcs)). Names the first
+    /// violation.
+    pub fn check(&self, n: usize, arcs: u64, arrays: bool) -> Result<(), String> {
+        if self.shift > 16 {
+            return Err(format!("tile segment shift {} is above 16", self.shift));
+        }
+        let (mut next_lo, mut next_tile) = (0u64, 0u64);
+        let (mut run, mut arc, mut long) = (0u64, 0u64, 0u64);
+        for (i, b) in self.blocks.iter().enumerate() {
+            if b.lo != next_lo
+                || b.hi <= b.lo
+                || b.hi - b.lo > BLOCK_TARGETS as u64
+                || b.first_tile != next_tile
+                || b.end_tile < b.first_tile
+            {
+                return Err(format!("tile block {i} does not follow the one before it"));
+            }
+            next_lo = b.hi;
+            next_tile = b.end_tile;
+        }
+        if next_lo != n as u64 || next_tile != self.tiles.len() as u64 {
+            return Err(format!(
+                "tile blocks end at vertex {next_lo} and tile {next_tile}, not {n} and {}",
+                self.tiles.len()
+            ));
+        }
+        for (i, t) in self.tiles.iter().enumerate() {
+            if t.first_run != run
+                || t.first_source != arc
+                || t.first_long != long
+                || (t.segment as u64) << self.shift >= n as u64
+            {
+                return Err(format!("tile {i} does not follow the one before it"));
+            }
+            for (c, &k) in t.runs.iter().enumerate() {
+                run += k as u64;
+                if c < FIXED {
+                    arc += k as u64 * (c as u64 + 1);
+                }
+            }
+            let longs = self
+                .long_lengths
+                .get(long as usize..(long + t.runs[FIXED] as u64) as usize);
+            let longs =
+                longs.ok_or_else(|| format!("tile {i} has more long runs than the table"))?;
+            if longs.iter().any(|&l| l as usize <= FIXED) {
+                return Err(format!("tile {i} has a long run of {FIXED} arcs or fewer"));
+            }
+            arc += longs.iter().map(|&l| l as u64).sum::<u64>();
+            long += t.runs[FIXED] as u64;
+        }
+        if run != self.targets.len() as u64
+            || arc != self.sources.len() as u64
+            || long != self.long_lengths.len() as u64
+            || arc != arcs
+        {
+            return Err(format!(
+                "tile tables count {run} runs, {arc} arcs and {long} long runs; the arrays hold {}, {} and {} (the graph {arcs} arcs)",
+                self.targets.len(),
+                self.sources.len(),
+                self.long_lengths.len()
+            ));
+        }
+        if arrays {
+            self.check_arrays(n)?;
+        }
+        Ok(())
+    }
+
+    fn check_arrays(&self, n: usize) -> Result<(), String> {
+        self.blocks.par_iter().enumerate().try_for_each(|(i, b)| {
+            let width = (b.hi - b.lo) as usize;
+            for k in b.first_tile as usize..b.end_tile as usize {
+                let t = &self.tiles[k];
+                let base = (t.segment as usize) << self.shift;
+                let limit = (1usize << self.shift).min(n - base);
+                let runs: u64 = t.runs.iter().map(|&c| c as u64).sum();
+                let end_source = self
+                    .tiles
+                    .get(k + 1)
+                    .map_or(self.sources.len() as u64, |next| next.first_source);
+                let targets = &self.targets[t.first_run as usize..(t.first_run + runs) as usize];
+                if targets.iter().any(|&x| x as usize >= width) {
+                    return Err(format!(
+                        "tile block {i} has a run target outside its {width} vertices"
+                    ));
+                }
+                if self.sources[t.first_source as usize..end_source as usize]
+                    .iter()
+                    .any(|&s| s as usize >= limit)
+                {
+                    return Err(format!(
+                        "tile block {i} has a source outside segment {}",
+                        t.segment
+                    ));
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+fn build_block(
+    offsets: &[u64],
+    sources: &[u32],
+    lo: usize,
+    hi: usize,
+    shift: u32,
+    segments: usize,
+) -> BlockPart {
+    let list = |v: usize| &sources[offsets[v] as usize..offsets[v + 1] as usize];
+    // Count runs and arcs per (segment, class).
+    let mut runs = vec![0usize; segments * CLASSES];
+    let mut arcs = vec![0usize; segments * CLASSES];
+    for v in lo..hi {
+        for_each_run(list(v), shift, |s, c, len, _| {
+            runs[s * CLASSES + c] += 1;
+            arcs[s * CLASSES + c] += len;
+        });
+    }
+    // Where each (segment, class) starts; a tile per segment with runs.
+    let mut run_at = vec![0usize; runs.len()];
+    let mut arc_at = vec![0usize; runs.len()];
+    let mut long_at = vec![0usize; segments];
+    let (mut r, mut a, mut l) = (0, 0, 0);
+    let mut tiles = Vec::new();
+    for s in 0..segments {
+        let counts = &runs[s * CLASSES..(s + 1) * CLASSES];
+        if counts.iter().all(|&c| c == 0) {
+            continue;
+        }
+        let mut tile = Tile {
+            segment: s as u32,
+            runs: [0; CLASSES],
+            first_run: r as u64,
+            first_source: a as u64,
+            first_long: l as u64,
+        };
+        for c in 0..CLASSES {
+            run_at[s * CLASSES + c] = r;
+            arc_at[s * CLASSES + c] = a;
+            tile.runs[c] = counts[c] as u32;
+            r += counts[c];
+            a += arcs[s * CLASSES + c];
+        }
+        long_at[s] = l;
+        l += counts[FIXED];
+        tiles.push(tile);
+    }
+    // Place every run; targets ascend within a class since `v` does.
+    let mut part = BlockPart {
+        lo,
+        hi,
+        tiles,
+        targets: vec![0; r],
+        sources: vec![0; a],
+        long_lengths: vec![0; l],
+    };
+    for v in lo..hi {
+        let whole = list(v);
+        for_each_run(whole, shift, |s, c, len, start| {
+            let k = s * CLASSES + c;
+            part.targets[run_at[k]] = (v - lo) as u16;
+            run_at[k] += 1;
+            let base = (s as u32) << shift;
+            let slots = &mut part.sources[arc_at[k]..arc_at[k] + len];
+            for (slot, &u) in slots.iter_mut().zip(&whole[start..start + len]) {
+                *slot = (u - base) as u16;
+            }
+            arc_at[k] += len;
+            if c == FIXED {
+                part.long_lengths[long_at[s]] = len as u32;
+                long_at[s] += 1;
+            }
+        });
+    }
+    part
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BuildOptions, Graph};
+    use proptest::prelude::*;
+
+    fn graph(n: usize, edges: &[(u32, u32)], directed: bool) -> Graph {
+        let opts = if directed {
+            BuildOptions::directed()
+        } else {
+            BuildOptions::undirected()
+        };
+        Graph::from_edges(n, edges, &opts).unwrap()
+    }
+
+    /// Every arc of the CSC, read back from the tiles as (target, source).
+    fn arcs_of(t: &Tiles) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        for b in t.blocks() {
+            for tile in &t.tiles()[b.first_tile as usize..b.end_tile as usize] {
+                let (mut r, mut a, mut l) = (
+                    tile.first_run as usize,
+                    tile.first_source as usize,
+                    tile.first_long as usize,
+                );
+                for (c, &k) in tile.runs.iter().enumerate() {
+                    for _ in 0..k {
+                        let len = if c < FIXED {
+                            c + 1
+                        } else {
+                            t.long_lengths()[l] as usize
+                        };
+                        l += usize::from(c == FIXED);
+                        let target = b.lo + t.targets()[r] as u64;
+                        for &s in &t.sources()[a..a + len] {
+                            out.push((target, ((tile.segment as u64) << t.shift()) + s as u64));
+                        }
+                        r += 1;
+                        a += len;
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn tiles_hold_every_in_arc_once_and_pass_their_check(
+            n in 1usize..200,
+            raw in proptest::collection::vec((0u32..200, 0u32..200), 0..800),
+            directed in any::<bool>(),
+            shift in 0u32..6,
+            block in 1usize..50,
+        ) {
+            let edges: Vec<(u32, u32)> = raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
+            let g = graph(n, &edges, directed);
+            let t = Tiles::build_with(g.inc(), shift, block);
+            t.check(n, g.inc().num_edges(), true).map_err(TestCaseError::fail)?;
+            let mut want: Vec<(u64, u64)> = (0..n as u32)
+                .flat_map(|v| g.in_neighbors(v).iter().map(move |&u| (v as u64, u as u64)))
+                .collect();
+            want.sort_unstable();
+            prop_assert_eq!(arcs_of(&t), want);
+            prop_assert!(t.blocks().iter().all(|b| b.hi - b.lo <= block as u64));
+        }
+    }
+
+    #[test]
+    fn check_names_what_is_wrong() {
+        let edges: Vec<(u32, u32)> = (0..64u32)
+            .flat_map(|v| [(v, (v + 1) % 64), ((v * 5) % 64, v), (0, v)])
+            .collect();
+        let g = graph(64, &edges, true);
+        let arcs = g.inc().num_edges();
+        let good = Tiles::build_with(g.inc(), 2, 8);
+        good.check(64, arcs, true).unwrap();
+        let with = |f: &dyn Fn(&mut Tiles)| {
+            let mut t = good.clone();
+            f(&mut t);
+            t.check(64, arcs, true).unwrap_err()
+        };
+        let edit_tiles = |f: &dyn Fn(&mut Vec<Tile>)| {
+            with(&|t: &mut Tiles| {
+                let mut v = t.tiles.to_vec();
+                f(&mut v);
+                t.tiles = Section::owned(v);
+            })
+        };
+        assert!(with(&|t| t.shift = 17).contains("shift"));
+        assert!(with(&|t| {
+            let mut v = t.blocks.to_vec();
+            v[1].lo += 1;
+            t.blocks = Section::owned(v);
+        })
+        .contains("tile block 1"));
+        assert!(edit_tiles(&|v| v[2].first_source += 1).contains("tile 2"));
+        assert!(edit_tiles(&|v| v[0].segment = 1000).contains("tile 0"));
+        assert!(with(&|t| {
+            let mut v = t.targets.to_vec();
+            v[0] = 60_000;
+            t.targets = Section::owned(v);
+        })
+        .contains("run target"));
+        assert!(with(&|t| {
+            let mut v = t.sources.to_vec();
+            v[0] = 4;
+            t.sources = Section::owned(v);
+        })
+        .contains("source outside segment"));
+        assert!(good
+            .check(64, arcs + 1, false)
+            .unwrap_err()
+            .contains("arcs"));
+        assert!(good.check(65, arcs, false).unwrap_err().contains("65"));
+    }
+
+    #[test]
+    fn tiles_are_worthwhile_on_large_graphs_of_long_lists() {
+        assert!(Tiles::worthwhile(1 << 18, 8 << 18));
+        assert!(!Tiles::worthwhile(1 << 18, (8 << 18) - 1));
+        assert!(!Tiles::worthwhile((1 << 18) - 1, 1 << 30));
+    }
+}
