@@ -7,7 +7,7 @@ use clap::Args;
 use plexus_graph::export::ExportFormat;
 use plexus_graph::generate::{GenOptions, Generator};
 use plexus_graph::import::{CsvOptions, IdType};
-use plexus_graph::store::{check_graph_file, dir_size, FORMAT_VERSION, GRAPH_FILE};
+use plexus_graph::store::{check_graph_file, dir_size, read_header, GRAPH_FILE};
 use plexus_graph::{
     DataDir, DegreeSummary, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, Provenance,
     VertexOrder,
@@ -386,6 +386,7 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
         }
     };
     let on_disk = dir_size(&ctx.data.graph_dir(&a.name));
+    let version = read_header(&ctx.data.graph_dir(&a.name).join(GRAPH_FILE))?.version;
     let weights = if !m.weighted {
         "none"
     } else if m.integral_weights {
@@ -407,7 +408,7 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
         let v = json!({
             "name": a.name, "vertices": g.num_vertices(), "edges": g.num_edges(), "arcs": g.num_arcs(),
             "directed": m.directed, "weights": weights, "self_loops": m.self_loops, "order": m.order,
-            "ids": ids, "format_version": FORMAT_VERSION, "bytes_on_disk": on_disk, "chunks": g.chunks().len(),
+            "ids": ids, "format_version": version, "bytes_on_disk": on_disk, "chunks": g.chunks().len(),
             "out_degree": {"min": st.min, "max": st.max, "mean": st.mean, "top": top},
             "tiles": tiles,
             "checked": a.check,
@@ -445,7 +446,7 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
         ),
         None => println!("tiles        none"),
     }
-    println!("format       version {FORMAT_VERSION}");
+    println!("format       version {version}");
     println!("on disk      {}", bytes(on_disk));
     if a.check {
         println!("check        ok (all section checksums and invariants verified)");

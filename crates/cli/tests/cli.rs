@@ -763,9 +763,9 @@ fn store_with_bad_magic_fails_info_cleanly() {
 #[test]
 fn store_of_another_format_version_fails_info_cleanly() {
     let (env, mut b) = stored_tiny();
-    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    b[8..12].copy_from_slice(&3u32.to_le_bytes());
     std::fs::write(env.graph_file("g"), &b).unwrap();
-    info_fails_as_corrupt(&env, &["info", "g"], "format version 2 is not supported");
+    info_fails_as_corrupt(&env, &["info", "g"], "format version 3 is not supported");
 }
 
 #[test]

@@ -27,8 +27,12 @@ use crate::{GraphError, Result};
 
 /// File magic: the first 8 bytes of `graph.plx`.
 pub const MAGIC: &[u8; 8] = b"PLEXUSG\0";
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes: 2 added the tile sections
+/// (FORMAT.md, "Version history").
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this build reads (every version up to
+/// [`FORMAT_VERSION`] is read; version 1 has no tiles).
+pub const OLDEST_READ_VERSION: u32 = 1;
 /// Name of the topology file inside a graph directory.
 pub const GRAPH_FILE: &str = "graph.plx";
 /// Name of the provenance file inside a graph directory.
@@ -616,9 +620,9 @@ fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
         return Err(bad("bad magic: not a Plexus graph file".into()));
     }
     let version = le_u32(b, 8);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(bad(format!(
-            "format version {version} is not supported by this build (reads version {FORMAT_VERSION})"
+            "format version {version} is not supported by this build (reads versions {OLDEST_READ_VERSION} to {FORMAT_VERSION})"
         )));
     }
     let flags = le_u32(b, 12);
@@ -1037,6 +1041,30 @@ mod tests {
         check_graph_file(&dd.graph_dir("g").join(GRAPH_FILE)).unwrap();
         let a: Vec<_> = g.arcs().collect();
         assert_eq!(a, h.arcs().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_version_1_file_still_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(dir.path());
+        dd.save("g", &sample(), &Provenance::default(), false)
+            .unwrap();
+        let f = dd.graph_dir("g").join(GRAPH_FILE);
+        let mut b = fs::read(&f).unwrap();
+        assert_eq!(le_u32(&b, 8), FORMAT_VERSION);
+        // Version 1 and the header checksum recomputed (no tile sections).
+        b[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let table_end = FIXED_HEADER + ENTRY_SIZE * le_u32(&b, 48) as usize;
+        let sum = xxh3_64(&b[..table_end]);
+        b[table_end..table_end + 8].copy_from_slice(&sum.to_le_bytes());
+        fs::write(&f, &b).unwrap();
+        assert_eq!(read_header(&f).unwrap().version, 1);
+        let g = dd.open_checked("g").unwrap();
+        assert!(g.tiles().is_none());
+        assert_eq!(
+            g.arcs().collect::<Vec<_>>(),
+            sample().arcs().collect::<Vec<_>>()
+        );
     }
 
     #[test]
