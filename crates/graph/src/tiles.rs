@@ -11,9 +11,10 @@
 //!
 //! Blocks cover `0..n` in order; a block's tiles are in segment order, so
 //! a target meets its in-neighbours in CSC order. Stored beside the CSC in
-//! `graph.plx` when [`Tiles::worthwhile`] says so (bench/NOTES.md, "Session
-//! 30": on Kronecker scale 22 a PageRank pass over tiles takes 57–67 ms
-//! against 93 ms for the CSC gather).
+//! `graph.plx` when [`Tiles::worthwhile`] says so (bench/RESULTS.md,
+//! "Session 30": on Kronecker scale 22 a PageRank pass over tiles takes
+//! 70–80 ms against 100–125 ms for the CSC gather, 53–59 against 96–112 ms
+//! in degree order).
 //!
 //! Invariants ([`Tiles::check`]): blocks are contiguous, cover `0..n`, hold
 //! at most [`BLOCK_TARGETS`] targets and consecutive tile ranges; a tile's

@@ -1021,6 +1021,12 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
         let prev: &[C] = &old;
         if let Some(t) = tiles {
             crate::tiled::gather(t, &prev[..n], &mut sums);
+            if let Some(t) = started {
+                eprintln!(
+                    "plexus-trace pagerank tiled gather {:.3} ms",
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+            }
         }
         let tiled: Option<&[f64]> = tiles.map(|_| &sums[..]);
         let step = match (replay, isolated) {
