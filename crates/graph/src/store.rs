@@ -935,6 +935,16 @@ mod tests {
         .unwrap()
     }
 
+    /// `sample()` saved as "g" in a fresh data directory, and its graph file.
+    fn saved_sample() -> (tempfile::TempDir, DataDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(dir.path());
+        dd.save("g", &sample(), &Provenance::default(), false)
+            .unwrap();
+        let f = dd.graph_dir("g").join(GRAPH_FILE);
+        (dir, dd, f)
+    }
+
     #[test]
     fn the_degree_summary_is_stored_and_equals_a_plain_scan() {
         let dir = tempfile::tempdir().unwrap();
@@ -1045,11 +1055,7 @@ mod tests {
 
     #[test]
     fn a_version_1_file_still_opens() {
-        let dir = tempfile::tempdir().unwrap();
-        let dd = DataDir::new(dir.path());
-        dd.save("g", &sample(), &Provenance::default(), false)
-            .unwrap();
-        let f = dd.graph_dir("g").join(GRAPH_FILE);
+        let (_dir, dd, f) = saved_sample();
         let mut b = fs::read(&f).unwrap();
         assert_eq!(le_u32(&b, 8), FORMAT_VERSION);
         // Version 1 and the header checksum recomputed (no tile sections).
@@ -1105,11 +1111,7 @@ mod tests {
 
     #[test]
     fn corruption_is_reported_not_panicked() {
-        let dir = tempfile::tempdir().unwrap();
-        let dd = DataDir::new(dir.path());
-        dd.save("g", &sample(), &Provenance::default(), false)
-            .unwrap();
-        let f = dd.graph_dir("g").join(GRAPH_FILE);
+        let (_dir, dd, f) = saved_sample();
         let orig = fs::read(&f).unwrap();
         // A flipped byte inside a section: open succeeds, check fails.
         let mut b = orig.clone();

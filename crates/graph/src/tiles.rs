@@ -230,6 +230,12 @@ impl Tiles {
             {
                 return Err(format!("tile block {i} does not follow the one before it"));
             }
+            if b.end_tile <= self.tiles.len() as u64 {
+                let own = &self.tiles[b.first_tile as usize..b.end_tile as usize];
+                if own.windows(2).any(|w| w[0].segment >= w[1].segment) {
+                    return Err(format!("tile block {i} has tiles out of segment order"));
+                }
+            }
             next_lo = b.hi;
             next_tile = b.end_tile;
         }
@@ -490,7 +496,10 @@ mod tests {
         })
         .contains("tile block 1"));
         assert!(edit_tiles(&|v| v[2].first_source += 1).contains("tile 2"));
-        assert!(edit_tiles(&|v| v[0].segment = 1000).contains("tile 0"));
+        let last = good.tiles().len() - 1;
+        assert!(edit_tiles(&|v| v[last].segment = 1000).contains(&format!("tile {last} ")));
+        assert!(good.blocks()[0].end_tile >= 2, "block 0 has two tiles");
+        assert!(edit_tiles(&|v| v[1].segment = v[0].segment).contains("segment order"));
         assert!(with(&|t| {
             let mut v = t.targets.to_vec();
             v[0] = 60_000;

@@ -564,7 +564,11 @@ pub fn run_personalized(g: &Graph, cfg: &Config, source: VertexId) -> Result<Out
 trait Contribution: Copy + Send + Sync + Into<f64> + 'static {
     const ZERO: Self;
     fn from_f64(x: f64) -> Self;
-    fn to_f64(self) -> f64;
+    /// Exact (both widths convert to f64 without rounding).
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self.into()
+    }
 }
 
 impl Contribution for f64 {
@@ -573,10 +577,6 @@ impl Contribution for f64 {
     fn from_f64(x: f64) -> Self {
         x
     }
-    #[inline]
-    fn to_f64(self) -> f64 {
-        self
-    }
 }
 
 impl Contribution for f32 {
@@ -584,10 +584,6 @@ impl Contribution for f32 {
     #[inline]
     fn from_f64(x: f64) -> Self {
         x as f32
-    }
-    #[inline]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
     }
 }
 
