@@ -321,6 +321,29 @@ impl Tiles {
     }
 }
 
+/// Per-thread scratch of [`build_block`]: counters per (segment, class)
+/// and per segment, sized once to the segment count and left all-zero
+/// between blocks (only the entries a block touched are reset), so that a
+/// block costs time in its own runs, not in the graph's number of segments.
+#[derive(Default)]
+struct Scratch {
+    /// Per (segment, class): runs counted, then the next run's slot.
+    runs: Vec<usize>,
+    /// Per (segment, class): arcs counted, then the next arc's slot.
+    arcs: Vec<usize>,
+    /// Per segment: 1 once touched, then the next long run's slot.
+    long: Vec<usize>,
+    /// The segments this block touched.
+    touched: Vec<usize>,
+    /// Set while a block is being built (a panic leaves it set, and the
+    /// next use clears every counter).
+    dirty: bool,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 fn build_block(
     offsets: &[u64],
     sources: &[u32],
@@ -329,27 +352,66 @@ fn build_block(
     shift: u32,
     segments: usize,
 ) -> BlockPart {
+    SCRATCH.with(|cell| {
+        let mut scratch = cell.borrow_mut();
+        let st = &mut *scratch;
+        if st.dirty {
+            st.runs.fill(0);
+            st.arcs.fill(0);
+            st.long.fill(0);
+            st.touched.clear();
+        }
+        if st.long.len() < segments {
+            st.runs.resize(segments * CLASSES, 0);
+            st.arcs.resize(segments * CLASSES, 0);
+            st.long.resize(segments, 0);
+        }
+        st.dirty = true;
+        let part = fill_block(offsets, sources, lo, hi, shift, st);
+        for &s in &st.touched {
+            st.runs[s * CLASSES..(s + 1) * CLASSES].fill(0);
+            st.arcs[s * CLASSES..(s + 1) * CLASSES].fill(0);
+            st.long[s] = 0;
+        }
+        st.touched.clear();
+        st.dirty = false;
+        part
+    })
+}
+
+/// The tiles of targets `lo..hi`, with `st`'s counters all zero on entry.
+fn fill_block(
+    offsets: &[u64],
+    sources: &[u32],
+    lo: usize,
+    hi: usize,
+    shift: u32,
+    st: &mut Scratch,
+) -> BlockPart {
     let list = |v: usize| &sources[offsets[v] as usize..offsets[v + 1] as usize];
+    let Scratch {
+        runs,
+        arcs,
+        long,
+        touched,
+        ..
+    } = st;
     // Count runs and arcs per (segment, class).
-    let mut runs = vec![0usize; segments * CLASSES];
-    let mut arcs = vec![0usize; segments * CLASSES];
     for v in lo..hi {
         for_each_run(list(v), shift, |s, c, len, _| {
+            if long[s] == 0 {
+                long[s] = 1;
+                touched.push(s);
+            }
             runs[s * CLASSES + c] += 1;
             arcs[s * CLASSES + c] += len;
         });
     }
-    // Where each (segment, class) starts; a tile per segment with runs.
-    let mut run_at = vec![0usize; runs.len()];
-    let mut arc_at = vec![0usize; runs.len()];
-    let mut long_at = vec![0usize; segments];
+    // A tile per touched segment, in segment order; counts become slots.
+    touched.sort_unstable();
     let (mut r, mut a, mut l) = (0, 0, 0);
-    let mut tiles = Vec::new();
-    for s in 0..segments {
-        let counts = &runs[s * CLASSES..(s + 1) * CLASSES];
-        if counts.iter().all(|&c| c == 0) {
-            continue;
-        }
+    let mut tiles = Vec::with_capacity(touched.len());
+    for &s in touched.iter() {
         let mut tile = Tile {
             segment: s as u32,
             runs: [0; CLASSES],
@@ -358,14 +420,17 @@ fn build_block(
             first_long: l as u64,
         };
         for c in 0..CLASSES {
-            run_at[s * CLASSES + c] = r;
-            arc_at[s * CLASSES + c] = a;
-            tile.runs[c] = counts[c] as u32;
-            r += counts[c];
-            a += arcs[s * CLASSES + c];
+            let k = s * CLASSES + c;
+            tile.runs[c] = runs[k] as u32;
+            let count = runs[k];
+            runs[k] = r;
+            r += count;
+            let count = arcs[k];
+            arcs[k] = a;
+            a += count;
         }
-        long_at[s] = l;
-        l += counts[FIXED];
+        long[s] = l;
+        l += tile.runs[FIXED] as usize;
         tiles.push(tile);
     }
     // Place every run; targets ascend within a class since `v` does.
@@ -381,17 +446,17 @@ fn build_block(
         let whole = list(v);
         for_each_run(whole, shift, |s, c, len, start| {
             let k = s * CLASSES + c;
-            part.targets[run_at[k]] = (v - lo) as u16;
-            run_at[k] += 1;
+            part.targets[runs[k]] = (v - lo) as u16;
+            runs[k] += 1;
             let base = (s as u32) << shift;
-            let slots = &mut part.sources[arc_at[k]..arc_at[k] + len];
+            let slots = &mut part.sources[arcs[k]..arcs[k] + len];
             for (slot, &u) in slots.iter_mut().zip(&whole[start..start + len]) {
                 *slot = (u - base) as u16;
             }
-            arc_at[k] += len;
+            arcs[k] += len;
             if c == FIXED {
-                part.long_lengths[long_at[s]] = len as u32;
-                long_at[s] += 1;
+                part.long_lengths[long[s]] = len as u32;
+                long[s] += 1;
             }
         });
     }
