@@ -515,13 +515,20 @@ fn chunk_bounds(items: usize, n: usize, cost: impl Fn(usize) -> u64) -> Vec<usiz
 /// Vertex-range blocks of roughly equal edge counts, for parallel per-vertex
 /// work on disjoint slices.
 fn blocks(offsets: &[EdgeIdx]) -> Vec<usize> {
+    let m = offsets[offsets.len() - 1];
+    let min_arcs = (m / (rayon::current_num_threads() as u64 * 64)).max(4096);
+    vertex_blocks(offsets, min_arcs, 65536)
+}
+
+/// Block bounds `0 = b_0 < b_1 < … = n` over the vertices of `offsets`: a
+/// block closes once it holds `min_arcs` arcs or `max_vertices` vertices
+/// (`max_vertices ≥ 1`). Empty for `n = 0` but for the leading 0.
+pub(crate) fn vertex_blocks(offsets: &[EdgeIdx], min_arcs: u64, max_vertices: usize) -> Vec<usize> {
     let n = offsets.len() - 1;
-    let m = offsets[n];
-    let target = (m / (rayon::current_num_threads() as u64 * 64)).max(4096);
     let mut b = vec![0usize];
     let mut last = 0u64;
     for (v, &off) in offsets[..n].iter().enumerate() {
-        if off - last >= target || (v - b[b.len() - 1]) >= 65536 {
+        if off - last >= min_arcs || (v - b[b.len() - 1]) >= max_vertices {
             b.push(v);
             last = off;
         }

@@ -129,21 +129,12 @@ impl Tiles {
         let sources = inc.neighbor_array();
         let n = offsets.len().saturating_sub(1);
         let per_block = (sources.len() as u64 / BLOCKS_BY_ARCS).max(1);
-        let mut ranges = Vec::new();
-        let mut lo = 0;
-        while lo < n {
-            let mut hi = lo + 1;
-            while hi < n && hi - lo < block_targets && offsets[hi + 1] - offsets[lo] <= per_block {
-                hi += 1;
-            }
-            ranges.push((lo, hi));
-            lo = hi;
-        }
+        let bounds = crate::builder::vertex_blocks(offsets, per_block, block_targets);
         let segments = (n >> shift) + 1;
-        let parts: Vec<BlockPart> = ranges
-            .into_par_iter()
+        let parts: Vec<BlockPart> = bounds
+            .par_windows(2)
             .with_max_len(1)
-            .map(|(lo, hi)| build_block(offsets, sources, lo, hi, shift, segments))
+            .map(|w| build_block(offsets, sources, w[0], w[1], shift, segments))
             .collect();
         // Concatenate, rebasing each block's tiles on the global arrays.
         let mut blocks = Vec::with_capacity(parts.len());
