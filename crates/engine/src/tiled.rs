@@ -10,33 +10,87 @@
 //! partial sum is exact, as sums of a few hundred f32 values of similar
 //! size are), and does not depend on the number of threads.
 
-use plexus_graph::tiles::{Tiles, CLASSES, FIXED};
+use plexus_graph::tiles::{TileBlock, Tiles, CLASSES, FIXED};
 use rayon::prelude::*;
 
 /// `sums[v] = Σ values[u]` over the in-arcs `u → v` of the graph `tiles`
 /// was built from, for every vertex `v`. `values` has at least `n`
 /// entries and `sums` exactly `n` (panics otherwise).
 pub fn gather<T: Copy + Into<f64> + Sync>(tiles: &Tiles, values: &[T], sums: &mut [f64]) {
-    let n = sums.len();
+    let pieces = split_by_blocks(tiles, sums);
+    map_blocks(tiles, values, pieces, |_, piece, block_sums| {
+        piece.copy_from_slice(block_sums)
+    });
+}
+
+/// For every block of `tiles`, in parallel (one rayon task a block):
+/// computes the block's sums (`Σ values[u]` over the in-arcs of each of
+/// its targets, in a per-thread scratch that stays in L2) and returns
+/// `f(block, item, sums)`, with `items[i]` the i-th block's own item
+/// (say its slices of the per-vertex state, from [`split_by_blocks`]).
+/// Results come back in block order. So a pass uses each block's sums
+/// while they are in cache instead of writing all `n` and reading them
+/// back. `values` has at least `n` entries and `items` one per block
+/// (panics otherwise).
+pub fn map_blocks<T, I, R, F>(tiles: &Tiles, values: &[T], items: Vec<I>, f: F) -> Vec<R>
+where
+    T: Copy + Into<f64> + Sync,
+    I: Send,
+    R: Send,
+    F: Fn(&TileBlock, I, &[f64]) -> R + Sync,
+{
+    let blocks = tiles.blocks();
+    let n = blocks.last().map_or(0, |b| b.hi as usize);
     assert!(
         values.len() >= n,
         "tiled gather: {} values for {n} vertices",
         values.len()
     );
+    assert_eq!(items.len(), blocks.len(), "tiled gather: one item a block");
+    blocks
+        .par_iter()
+        .zip(items)
+        .with_max_len(1)
+        .map(|(b, item)| {
+            // The thread's scratch, taken for the task (a task that runs
+            // inside `f` on this thread then starts a scratch of its own)
+            // and kept for the next: no allocation or page faults a block.
+            let mut scratch = SCRATCH.take();
+            scratch.resize((b.hi - b.lo) as usize, 0.0);
+            block_sums(tiles, b, &values[..n], &mut scratch);
+            let r = f(b, item, &scratch);
+            SCRATCH.set(scratch);
+            r
+        })
+        .collect()
+}
+
+thread_local! {
+    /// A block's sums, reused by the tasks a thread runs.
+    static SCRATCH: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// `slice` (one entry per vertex, or empty) cut at the blocks' bounds:
+/// one piece a block, all empty when `slice` is.
+pub fn split_by_blocks<'a, T>(tiles: &Tiles, slice: &'a mut [T]) -> Vec<&'a mut [T]> {
     let blocks = tiles.blocks();
-    assert_eq!(
-        blocks.last().map_or(0, |b| b.hi as usize),
-        n,
-        "tiled gather: tiles of another graph"
-    );
-    // Each block's own slice of `sums`.
-    let mut pieces: Vec<&mut [f64]> = Vec::with_capacity(blocks.len());
-    let mut rest = sums;
+    let empty = slice.is_empty();
+    let mut pieces = Vec::with_capacity(blocks.len());
+    let mut rest = slice;
     for b in blocks {
-        let (piece, tail) = rest.split_at_mut((b.hi - b.lo) as usize);
+        let len = if empty { 0 } else { (b.hi - b.lo) as usize };
+        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(len);
         pieces.push(piece);
         rest = tail;
     }
+    assert!(rest.is_empty(), "tiled gather: tiles of another graph");
+    pieces
+}
+
+/// One block's sums into `sums` (`b.hi - b.lo` entries, overwritten);
+/// `values` holds exactly the graph's `n` values.
+fn block_sums<T: Copy + Into<f64>>(tiles: &Tiles, b: &TileBlock, values: &[T], sums: &mut [f64]) {
+    let n = values.len();
     let shift = tiles.shift();
     let (table, targets, sources, long_lengths) = (
         tiles.tiles(),
@@ -44,49 +98,42 @@ pub fn gather<T: Copy + Into<f64> + Sync>(tiles: &Tiles, values: &[T], sums: &mu
         tiles.sources(),
         tiles.long_lengths(),
     );
-    blocks
-        .par_iter()
-        .zip(pieces)
-        .with_max_len(1)
-        .for_each(|(b, sums)| {
-            sums.fill(0.0);
-            for t in &table[b.first_tile as usize..b.end_tile as usize] {
-                let lo = (t.segment as usize) << shift;
-                let c = &values[lo..(lo + (1 << shift)).min(n)];
-                let (mut r, mut a) = (t.first_run as usize, t.first_source as usize);
-                macro_rules! fixed {
-                ($($len:literal)*) => {$(
-                    let k = t.runs[$len - 1] as usize;
-                    fixed_runs::<T, $len>(c, sums, &targets[r..r + k], &sources[a..a + k * $len]);
-                    r += k;
-                    a += k * $len;
-                )*};
-            }
-                fixed!(1 2 3 4 5 6 7 8);
-                let first_long = t.first_long as usize;
-                let long = t.runs[CLASSES - 1] as usize;
-                for (&len, &target) in long_lengths[first_long..first_long + long]
-                    .iter()
-                    .zip(&targets[r..r + long])
-                {
-                    let run = &sources[a..a + len as usize];
-                    let mut lanes = [0f64; 4];
-                    let mut groups = run.chunks_exact(4);
-                    for g in &mut groups {
-                        for (lane, &u) in lanes.iter_mut().zip(g) {
-                            *lane += c[u as usize].into();
-                        }
-                    }
-                    let mut s =
-                        sums[target as usize] + ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]));
-                    for &u in groups.remainder() {
-                        s += c[u as usize].into();
-                    }
-                    sums[target as usize] = s;
-                    a += len as usize;
+    sums.fill(0.0);
+    for t in &table[b.first_tile as usize..b.end_tile as usize] {
+        let lo = (t.segment as usize) << shift;
+        let c = &values[lo..(lo + (1 << shift)).min(n)];
+        let (mut r, mut a) = (t.first_run as usize, t.first_source as usize);
+        macro_rules! fixed {
+            ($($len:literal)*) => {$(
+                let k = t.runs[$len - 1] as usize;
+                fixed_runs::<T, $len>(c, sums, &targets[r..r + k], &sources[a..a + k * $len]);
+                r += k;
+                a += k * $len;
+            )*};
+        }
+        fixed!(1 2 3 4 5 6 7 8);
+        let first_long = t.first_long as usize;
+        let long = t.runs[CLASSES - 1] as usize;
+        for (&len, &target) in long_lengths[first_long..first_long + long]
+            .iter()
+            .zip(&targets[r..r + long])
+        {
+            let run = &sources[a..a + len as usize];
+            let mut lanes = [0f64; 4];
+            let mut groups = run.chunks_exact(4);
+            for g in &mut groups {
+                for (lane, &u) in lanes.iter_mut().zip(g) {
+                    *lane += c[u as usize].into();
                 }
             }
-        });
+            let mut s = sums[target as usize] + ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]));
+            for &u in groups.remainder() {
+                s += c[u as usize].into();
+            }
+            sums[target as usize] = s;
+            a += len as usize;
+        }
+    }
 }
 
 /// Adds each run of exactly `L` arcs, in order, into its target's sum.

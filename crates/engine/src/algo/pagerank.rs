@@ -960,10 +960,6 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
     // them (Gauss–Seidel reads this sweep's values within a block, in CSC
     // order, which the tiles do not keep).
     let tiles = if GS { None } else { g.tiles() };
-    let mut sums: Vec<f64> = match tiles {
-        Some(_) => crate::hugepages::filled(n, 0.0),
-        None => Vec::new(),
-    };
     // Not for Gauss–Seidel: there each fixed read chooses between this
     // sweep's and the last sweep's values, and fixed reads measured slower
     // than the loop (USA-road-FLA, f32: 8.1 against 6.9 ms per sweep).
@@ -1015,16 +1011,6 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
         crate::progress::superstep(n as u64);
         let started = trace_enabled().then(std::time::Instant::now);
         let prev: &[C] = &old;
-        if let Some(t) = tiles {
-            crate::tiled::gather(t, &prev[..n], &mut sums);
-            if let Some(t) = started {
-                eprintln!(
-                    "plexus-trace pagerank tiled gather {:.3} ms",
-                    t.elapsed().as_secs_f64() * 1e3
-                );
-            }
-        }
-        let tiled: Option<&[f64]> = tiles.map(|_| &sums[..]);
         let step = match (replay, isolated) {
             (true, _) => last_step,
             (false, Some(iso)) => iso.step(d, rest_dangling, rest_mass),
@@ -1039,152 +1025,178 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                         && schedule.predicted() < 3.0 * target
                         && !no_foresight()));
         }
-        let blocks = n.div_ceil(BLOCK);
-        let cheb_blocks = if CHEB {
-            rayon::iter::Either::Left(
-                older
-                    .par_chunks_mut(BLOCK)
-                    .zip(plain.par_chunks_mut(BLOCK))
-                    .map(Some),
-            )
-        } else {
-            rayon::iter::Either::Right((0..blocks).into_par_iter().map(|_| None))
-        };
-        let partials: Vec<[f64; 4]> = rank
-            .par_chunks_mut(BLOCK)
-            .zip(new[..n].par_chunks_mut(BLOCK))
-            .zip(cheb_blocks)
-            .enumerate()
-            // Tasks of at most STEAL_GRAIN vertices (one block each): the
-            // blocks holding hubs must not share a task with a quarter of
-            // the graph (edge_map::STEAL_GRAIN).
-            .with_max_len((crate::edge_map::STEAL_GRAIN / BLOCK).max(1))
-            .map(|(b, ((ranks, next), cheb))| {
-                // Local copies of what the loop reads and never writes: the
-                // closure holds references, and for all the compiler knows
-                // the loop's stores could change what they point to, so it
-                // reloaded them per vertex (`valgrind --tool=callgrind`,
-                // USA-road-FLA at one thread: 1.685 G instructions in this
-                // kernel before, 1.453 G after).
-                let (step, d, n, prev) = (step, d, n, prev);
-                let uniform = match teleport {
-                    Teleport::Uniform(t) => Some(*t),
-                    Teleport::Sources { .. } => None,
-                };
-                let lo = b * BLOCK;
-                let len = ranks.len();
-                let (older, plain): (&mut [f64], &mut [f64]) = cheb.unwrap_or_default();
-                // The block's slices of the topology, hoisted out of the loop.
-                let in_offs = &in_offsets[lo..=lo + len];
-                let out_offs = &out_offsets[lo..=lo + len];
-                if GS {
-                    // `next` starts as the previous sweep's values of the
-                    // block; entry `i` is overwritten when vertex `lo + i` is
-                    // done, so reading `next` for any in-block neighbour
-                    // gives this sweep's value for lower ids and the last
-                    // sweep's for the others (a well-predicted branch).
-                    next.copy_from_slice(&prev[lo..lo + len]);
-                }
-                let (mut block_change, mut block_dangling) = (0.0f64, 0.0f64);
-                let (mut block_rest_mass, mut block_rest_dangling) = (0.0f64, 0.0f64);
-                // The block's in-edges, contiguous; `j` walks them across
-                // vertex boundaries so the prefetch runs ahead uniformly.
-                let first = in_offs[0] as usize;
-                let block_sources = &sources[first..in_offs[len] as usize];
-                // A block without in-edges takes the loop (which then reads
-                // nothing), so `last` is a position of the block's edges.
-                let short = short && !block_sources.is_empty();
-                let last = block_sources.len().saturating_sub(1);
-                let mut j = 0;
-                for i in 0..len {
-                    let u = lo + i;
-                    let mut sum = 0.0f64;
-                    let stop = in_offs[i + 1] as usize - first;
-                    let no_in_edges = j == stop;
-                    if let Some(t) = tiled {
-                        // The sum in CSC order, up to f64 rounding.
-                        sum = t[u];
-                        j = stop;
-                    } else if short {
-                        // The first SHORT positions without a branch (the
-                        // block has in-edges: see `last`); a position past
-                        // the list adds entry `n`, +0, which leaves the sum
-                        // as the in-order sum of the list's first entries.
-                        for k in 0..SHORT {
-                            if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD + k) {
-                                crate::prefetch::prefetch(prev, w as usize);
-                            }
-                        }
-                        let length = stop - j;
-                        for k in 0..SHORT {
-                            let w = block_sources[(j + k).min(last)] as usize;
-                            // Past the list, entry `n` (+0), by a select
-                            // the compiler keeps (a plain `if`, or a mask
-                            // of the value, became a branch around the
-                            // loads, mispredicted as often as the loop's
-                            // exit: 13 against 9.7 ms per iteration on
-                            // USA-road-FLA).
-                            let v = std::hint::select_unpredictable(k < length, w, n);
-                            sum += prev[v].to_f64();
-                        }
-                        j = (j + SHORT).min(stop);
-                    }
-                    while j < stop {
-                        if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
+        // One block of vertices `lo..lo + ranks.len()`: its new ranks and
+        // contributions from `tiled` (the block's in-sums, when the graph
+        // has tiles) or from its in-lists; returns the block's change,
+        // dangling mass and (with the elimination) rest mass and dangling.
+        let sweep = |lo: usize,
+                     ranks: &mut [f64],
+                     next: &mut [C],
+                     older: &mut [f64],
+                     plain: &mut [f64],
+                     tiled: Option<&[f64]>|
+         -> [f64; 4] {
+            // Local copies of what the loop reads and never writes: the
+            // closure holds references, and for all the compiler knows
+            // the loop's stores could change what they point to, so it
+            // reloaded them per vertex (`valgrind --tool=callgrind`,
+            // USA-road-FLA at one thread: 1.685 G instructions in this
+            // kernel before, 1.453 G after).
+            let (step, d, n, prev) = (step, d, n, prev);
+            let uniform = match teleport {
+                Teleport::Uniform(t) => Some(*t),
+                Teleport::Sources { .. } => None,
+            };
+            let len = ranks.len();
+            // The block's slices of the topology, hoisted out of the loop.
+            let in_offs = &in_offsets[lo..=lo + len];
+            let out_offs = &out_offsets[lo..=lo + len];
+            if GS {
+                // `next` starts as the previous sweep's values of the
+                // block; entry `i` is overwritten when vertex `lo + i` is
+                // done, so reading `next` for any in-block neighbour
+                // gives this sweep's value for lower ids and the last
+                // sweep's for the others (a well-predicted branch).
+                next.copy_from_slice(&prev[lo..lo + len]);
+            }
+            let (mut block_change, mut block_dangling) = (0.0f64, 0.0f64);
+            let (mut block_rest_mass, mut block_rest_dangling) = (0.0f64, 0.0f64);
+            // The block's in-edges, contiguous; `j` walks them across
+            // vertex boundaries so the prefetch runs ahead uniformly.
+            let first = in_offs[0] as usize;
+            let block_sources = &sources[first..in_offs[len] as usize];
+            // A block without in-edges takes the loop (which then reads
+            // nothing), so `last` is a position of the block's edges.
+            let short = short && !block_sources.is_empty();
+            let last = block_sources.len().saturating_sub(1);
+            let mut j = 0;
+            for i in 0..len {
+                let u = lo + i;
+                let mut sum = 0.0f64;
+                let stop = in_offs[i + 1] as usize - first;
+                let no_in_edges = j == stop;
+                if let Some(t) = tiled {
+                    // The sum in CSC order, up to f64 rounding.
+                    sum = t[i];
+                    j = stop;
+                } else if short {
+                    // The first SHORT positions without a branch (the
+                    // block has in-edges: see `last`); a position past
+                    // the list adds entry `n`, +0, which leaves the sum
+                    // as the in-order sum of the list's first entries.
+                    for k in 0..SHORT {
+                        if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD + k) {
                             crate::prefetch::prefetch(prev, w as usize);
                         }
-                        let v = block_sources[j] as usize;
-                        let x = if GS && v.wrapping_sub(lo) < len {
-                            next[v - lo]
-                        } else {
-                            prev[v]
-                        };
-                        sum += x.to_f64();
-                        j += 1;
                     }
-                    let t = uniform.unwrap_or_else(|| teleport.at(u as VertexId));
-                    // `y = F(x̃)(u)`; with `scale = 1` exactly F(x)(u).
-                    let mut y = step.update(d, sum, t);
-                    let deg = (out_offs[i + 1] - out_offs[i]) as usize;
-                    let lone = deg == 0 && no_in_edges;
-                    block_change += (y - step.prior(lone, ranks[i], t)).abs();
-                    if CHEB {
-                        if replay {
-                            plain[i] = y;
-                            continue;
-                        }
-                        // `ranks` keeps `x_k`; `older` goes from `x_{k-1}`
-                        // to `x_{k+1}` (`y` itself while `ω = 1`).
-                        if schedule.engaged {
-                            if keep_plain {
-                                plain[i] = y;
-                            }
-                            let before = older[i];
-                            y = before + schedule.omega * (y - before);
-                        }
-                        older[i] = y;
-                    } else {
-                        ranks[i] = y;
+                    let length = stop - j;
+                    for k in 0..SHORT {
+                        let w = block_sources[(j + k).min(last)] as usize;
+                        // Past the list, entry `n` (+0), by a select
+                        // the compiler keeps (a plain `if`, or a mask
+                        // of the value, became a branch around the
+                        // loads, mispredicted as often as the loop's
+                        // exit: 13 against 9.7 ms per iteration on
+                        // USA-road-FLA).
+                        let v = std::hint::select_unpredictable(k < length, w, n);
+                        sum += prev[v].to_f64();
                     }
-                    if deg == 0 {
-                        block_dangling += y;
-                        if !lone {
-                            block_rest_dangling += y;
-                        }
-                    }
-                    if !lone {
-                        block_rest_mass += y;
-                    }
-                    next[i] = contribution(y, deg);
+                    j = (j + SHORT).min(stop);
                 }
-                [
-                    block_change,
-                    block_dangling,
-                    block_rest_mass,
-                    block_rest_dangling,
-                ]
-            })
-            .collect();
+                while j < stop {
+                    if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
+                        crate::prefetch::prefetch(prev, w as usize);
+                    }
+                    let v = block_sources[j] as usize;
+                    let x = if GS && v.wrapping_sub(lo) < len {
+                        next[v - lo]
+                    } else {
+                        prev[v]
+                    };
+                    sum += x.to_f64();
+                    j += 1;
+                }
+                let t = uniform.unwrap_or_else(|| teleport.at(u as VertexId));
+                // `y = F(x̃)(u)`; with `scale = 1` exactly F(x)(u).
+                let mut y = step.update(d, sum, t);
+                let deg = (out_offs[i + 1] - out_offs[i]) as usize;
+                let lone = deg == 0 && no_in_edges;
+                block_change += (y - step.prior(lone, ranks[i], t)).abs();
+                if CHEB {
+                    if replay {
+                        plain[i] = y;
+                        continue;
+                    }
+                    // `ranks` keeps `x_k`; `older` goes from `x_{k-1}`
+                    // to `x_{k+1}` (`y` itself while `ω = 1`).
+                    if schedule.engaged {
+                        if keep_plain {
+                            plain[i] = y;
+                        }
+                        let before = older[i];
+                        y = before + schedule.omega * (y - before);
+                    }
+                    older[i] = y;
+                } else {
+                    ranks[i] = y;
+                }
+                if deg == 0 {
+                    block_dangling += y;
+                    if !lone {
+                        block_rest_dangling += y;
+                    }
+                }
+                if !lone {
+                    block_rest_mass += y;
+                }
+                next[i] = contribution(y, deg);
+            }
+            [
+                block_change,
+                block_dangling,
+                block_rest_mass,
+                block_rest_dangling,
+            ]
+        };
+        let partials: Vec<[f64; 4]> = if let Some(t) = tiles {
+            // The tiles' blocks: each block's sums are used while they are
+            // in L2, as soon as its gather ends (bench/NOTES.md, session 31).
+            let pieces = crate::tiled::split_by_blocks(t, &mut rank)
+                .into_iter()
+                .zip(crate::tiled::split_by_blocks(t, &mut new[..n]))
+                .zip(crate::tiled::split_by_blocks(t, &mut older))
+                .zip(crate::tiled::split_by_blocks(t, &mut plain))
+                .collect();
+            crate::tiled::map_blocks(
+                t,
+                &prev[..n],
+                pieces,
+                |b, (((ranks, next), older), plain), sums| {
+                    sweep(b.lo as usize, ranks, next, older, plain, Some(sums))
+                },
+            )
+        } else {
+            // Chebyshev's vectors by block, or empty pieces without them.
+            fn chunks(v: &mut [f64], block: usize, blocks: usize) -> Vec<&mut [f64]> {
+                let mut pieces: Vec<&mut [f64]> = v.chunks_mut(block).collect();
+                pieces.resize_with(blocks, Default::default);
+                pieces
+            }
+            let blocks = n.div_ceil(BLOCK);
+            rank.par_chunks_mut(BLOCK)
+                .zip(new[..n].par_chunks_mut(BLOCK))
+                .zip(chunks(&mut older, BLOCK, blocks))
+                .zip(chunks(&mut plain, BLOCK, blocks))
+                .enumerate()
+                // Tasks of at most STEAL_GRAIN vertices (one block each):
+                // the blocks holding hubs must not share a task with a
+                // quarter of the graph (edge_map::STEAL_GRAIN).
+                .with_max_len((crate::edge_map::STEAL_GRAIN / BLOCK).max(1))
+                .map(|(b, (((ranks, next), older), plain))| {
+                    sweep(b * BLOCK, ranks, next, older, plain, None)
+                })
+                .collect()
+        };
         if replay {
             #[cfg(test)]
             REPLAYS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
