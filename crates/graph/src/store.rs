@@ -27,9 +27,10 @@ use crate::{GraphError, Result};
 
 /// File magic: the first 8 bytes of `graph.plx`.
 pub const MAGIC: &[u8; 8] = b"PLEXUSG\0";
-/// The format version this build writes: 2 added the tile sections
-/// (FORMAT.md, "Version history").
-pub const FORMAT_VERSION: u32 = 2;
+/// The format version this build writes: 2 added the tile sections, 3
+/// allows tile blocks of up to 2^16 targets (FORMAT.md, "Version
+/// history").
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest format version this build reads (every version up to
 /// [`FORMAT_VERSION`] is read; version 1 has no tiles).
 pub const OLDEST_READ_VERSION: u32 = 1;

@@ -1,9 +1,9 @@
 //! In-edges cut into tiles for pull passes that sum a per-vertex value over
 //! every vertex's in-neighbours (PageRank's gather).
 //!
-//! A tile is a block of targets (at most [`BLOCK_TARGETS`], whose f64 sums
-//! stay in L2) by a segment of `2^shift` consecutive sources (whose values
-//! stay in L1). A target's in-list meets a segment in one run of
+//! A tile is a block of targets (at most [`BLOCK_TARGETS`]: as many as
+//! fill half of the building machine's L2 with f64 sums) by a segment of
+//! `2^shift` consecutive sources (whose values stay in L1). A target's in-list meets a segment in one run of
 //! consecutive CSC entries. Within a tile the runs are grouped by length
 //! class (1, 2, …, [`FIXED`] arcs, then longer), and within a class ordered
 //! by target, so a kernel sums runs of one class with a loop of a fixed trip
@@ -31,15 +31,68 @@ use crate::Adjacency;
 pub const FIXED: usize = 8;
 /// Length classes: 1..=FIXED, then longer runs.
 pub const CLASSES: usize = FIXED + 1;
-/// Most targets a block holds: their f64 sums take 256 KiB (within L2),
-/// and a target's offset in its block fits a u16.
-pub const BLOCK_TARGETS: usize = 1 << 15;
+/// Most targets a block may hold: a target's offset in its block is a u16.
+pub const BLOCK_TARGETS: usize = 1 << 16;
+/// Targets a block holds when the machine's L2 size is unknown: 256 KiB of
+/// f64 sums.
+const DEFAULT_BLOCK_TARGETS: usize = 1 << 15;
+/// Fewest targets [`block_targets_for_l2`] gives a block.
+const MIN_BLOCK_TARGETS: usize = 1 << 12;
 /// A block also ends once it holds `1/BLOCKS_BY_ARCS` of the arcs, so the
 /// hubs at the front of a degree order spread over several blocks and
 /// threads.
 const BLOCKS_BY_ARCS: u64 = 64;
 /// Segments of `2^SHIFT` sources: 8,192 f32 values, 32 KiB (L1).
 pub const SHIFT: u32 = 13;
+
+/// Targets per block for a core with `l2` bytes of L2: as many as half of
+/// it holds in f64 sums (the other half is left to the values' and the
+/// streams' lines), a power of two from 2^12 to [`BLOCK_TARGETS`];
+/// 2^15 when the size is unknown. 1 MiB gives 2^16 and 512 KiB 2^15
+/// (bench/NOTES.md, session 31: 2^16 against 2^15 on Kronecker scale 22
+/// with 1 MiB of L2).
+pub fn block_targets_for_l2(l2: Option<u64>) -> usize {
+    match l2 {
+        None => DEFAULT_BLOCK_TARGETS,
+        Some(bytes) => {
+            let fit = (bytes / 2 / 8).max(1);
+            (1usize << fit.ilog2()).clamp(MIN_BLOCK_TARGETS, BLOCK_TARGETS)
+        }
+    }
+}
+
+/// One core's L2 size in bytes, from Linux's
+/// `/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}`; `None`
+/// elsewhere or when it cannot be read.
+pub fn l2_bytes() -> Option<u64> {
+    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let read = |name: &str| std::fs::read_to_string(entry.path().join(name)).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        if level.trim() == "2" && kind.trim() != "Instruction" {
+            return parse_cache_size(size.trim());
+        }
+    }
+    None
+}
+
+/// `"1024K"`, `"2M"` or `"512"` in bytes.
+fn parse_cache_size(text: &str) -> Option<u64> {
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let scale = match unit {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(scale)
+}
 
 /// One (target block, source segment) tile.
 #[repr(C)]
@@ -116,9 +169,10 @@ impl Tiles {
     }
 
     /// Tiles of `inc` (in-lists sorted by source) with segments of
-    /// [`SHIFT`].
+    /// [`SHIFT`] and blocks sized to this machine's L2
+    /// ([`block_targets_for_l2`] of [`l2_bytes`]).
     pub fn build(inc: &Adjacency) -> Tiles {
-        Tiles::build_with(inc, SHIFT, BLOCK_TARGETS)
+        Tiles::build_with(inc, SHIFT, block_targets_for_l2(l2_bytes()))
     }
 
     /// Tiles with segments of `2^shift` sources (`shift ≤ 16`) and blocks of
@@ -457,6 +511,21 @@ fn fill_block(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_take_half_of_l2_in_sums() {
+        assert_eq!(block_targets_for_l2(Some(1 << 20)), 1 << 16);
+        assert_eq!(block_targets_for_l2(Some(512 << 10)), 1 << 15);
+        assert_eq!(block_targets_for_l2(Some(1280 << 10)), 1 << 16);
+        assert_eq!(block_targets_for_l2(Some(32 << 20)), BLOCK_TARGETS);
+        assert_eq!(block_targets_for_l2(Some(0)), MIN_BLOCK_TARGETS);
+        assert_eq!(block_targets_for_l2(None), DEFAULT_BLOCK_TARGETS);
+        assert_eq!(parse_cache_size("1024K"), Some(1 << 20));
+        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
+        assert_eq!(parse_cache_size("512"), Some(512));
+        assert_eq!(parse_cache_size("12Q"), None);
+        assert_eq!(parse_cache_size(""), None);
+    }
     use crate::{BuildOptions, Graph};
     use proptest::prelude::*;
 
