@@ -89,7 +89,7 @@ pub fn split_by_blocks<'a, T>(tiles: &Tiles, slice: &'a mut [T]) -> Vec<&'a mut 
 
 /// Tiles of fewer arcs than this are not prefetched as a whole segment:
 /// they touch few of its lines.
-const PREFETCH_MIN_ARCS: u64 = 128;
+const PREFETCH_MIN_ARCS: u64 = 64;
 
 /// One block's sums into `sums` (`b.hi - b.lo` entries, overwritten);
 /// `values` holds exactly the graph's `n` values.
@@ -103,26 +103,30 @@ fn block_sums<T: Copy + Into<f64>>(tiles: &Tiles, b: &TileBlock, values: &[T], s
         tiles.long_lengths(),
     );
     sums.fill(0.0);
-    // Values per cache line, the step of the segment prefetch.
+    // A tile's segment, asked for as a whole one tile ahead (while the
+    // tile before it is summed), when the tile has arcs enough to touch
+    // much of it: its values then come in as a sequential stream instead
+    // of as random misses to L3 (bench/NOTES.md, session 31).
     let line = (64 / std::mem::size_of::<T>()).max(1);
-    let (first, end) = (b.first_tile as usize, b.end_tile as usize);
-    for (i, t) in table[first..end].iter().enumerate() {
-        // The next tile's segment, asked for as a whole while this tile
-        // is summed, when it has arcs enough to touch much of it: its
-        // values then come in as a sequential stream instead of as random
-        // misses to L3 (bench/NOTES.md, session 31).
-        if first + i + 1 < end {
-            let next = &table[first + i + 1];
-            let arcs = table
-                .get(first + i + 2)
-                .map_or(sources.len() as u64, |after| after.first_source)
-                - next.first_source;
-            if arcs >= PREFETCH_MIN_ARCS {
-                let lo = (next.segment as usize) << shift;
-                for v in (lo..(lo + (1 << shift)).min(n)).step_by(line) {
-                    crate::prefetch::prefetch(values, v);
-                }
+    let prefetch_segment = |i: usize| {
+        let t = &table[i];
+        let end = table
+            .get(i + 1)
+            .map_or(sources.len() as u64, |next| next.first_source);
+        if end.saturating_sub(t.first_source) >= PREFETCH_MIN_ARCS {
+            let lo = (t.segment as usize) << shift;
+            for v in (lo..(lo + (1 << shift)).min(n)).step_by(line) {
+                crate::prefetch::prefetch(values, v);
             }
+        }
+    };
+    let (first, end) = (b.first_tile as usize, b.end_tile as usize);
+    if first < end {
+        prefetch_segment(first);
+    }
+    for (i, t) in (first..end).zip(&table[first..end]) {
+        if i + 1 < end {
+            prefetch_segment(i + 1);
         }
         let lo = (t.segment as usize) << shift;
         let c = &values[lo..(lo + (1 << shift)).min(n)];
