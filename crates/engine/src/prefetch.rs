@@ -25,6 +25,27 @@ pub fn prefetch<T>(values: &[T], i: usize) {
     }
 }
 
+/// Asks for the line holding `values[i]` as [`prefetch`] does, with the
+/// hint that it is wanted a little later (`_MM_HINT_T1`: the outer
+/// caches rather than L1), so it does not push out of L1 what is being
+/// read now. The tiled gather asks for the next tile's segment so.
+#[inline(always)]
+pub fn prefetch_later<T>(values: &[T], i: usize) {
+    if i >= values.len() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = values[i..].as_ptr();
+        // SAFETY: as in `prefetch`: a hint that reads nothing and never
+        // faults; `p` points at an element of `values`, checked above.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T1)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,6 +57,10 @@ mod tests {
             prefetch(&v, i);
         }
         prefetch::<u32>(&[], 0);
+        for i in [0, 99, 100, usize::MAX] {
+            prefetch_later(&v, i);
+        }
+        prefetch_later::<u32>(&[], 0);
         assert_eq!(v[99], 99.0);
     }
 }

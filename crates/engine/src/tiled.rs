@@ -104,9 +104,10 @@ fn block_sums<T: Copy + Into<f64>>(tiles: &Tiles, b: &TileBlock, values: &[T], s
     );
     sums.fill(0.0);
     // A tile's segment, asked for as a whole one tile ahead (while the
-    // tile before it is summed), when the tile has arcs enough to touch
-    // much of it: its values then come in as a sequential stream instead
-    // of as random misses to L3 (bench/NOTES.md, session 31).
+    // tile before it is summed, so into L2 and not into the L1 that holds
+    // that tile's segment), when the tile has arcs enough to touch much of
+    // it: its values then come in as a sequential stream instead of as
+    // random misses to L3 (bench/NOTES.md, session 31).
     let line = (64 / std::mem::size_of::<T>()).max(1);
     let prefetch_segment = |i: usize| {
         let t = &table[i];
@@ -116,7 +117,7 @@ fn block_sums<T: Copy + Into<f64>>(tiles: &Tiles, b: &TileBlock, values: &[T], s
         if end.saturating_sub(t.first_source) >= PREFETCH_MIN_ARCS {
             let lo = (t.segment as usize) << shift;
             for v in (lo..(lo + (1 << shift)).min(n)).step_by(line) {
-                crate::prefetch::prefetch(values, v);
+                crate::prefetch::prefetch_later(values, v);
             }
         }
     };
