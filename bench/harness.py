@@ -304,8 +304,8 @@ def bytes_per_iteration(kernel, info, precision=None):
     reports them) plus its per-vertex state (PageRank's fused kernel: the
     rank read and written, 8 B each, and the contribution read and written,
     8 B each, or 4 B with f32 contributions, as the run reports; over tiles
-    also the f64 sum written and read back, 8 B each; WCC: one 4 B label
-    read and written). A lower bound on traffic."""
+    a block's f64 sums stay in cache until its ranks are updated; WCC: one
+    4 B label read and written). A lower bound on traffic."""
     n, arcs = info["vertices"], info["arcs"]
     tiles = info.get("tiles") if kernel == "pagerank" else None
     topo = 8 * (n + 1) + (tiles["bytes"] if tiles else 4 * arcs)
@@ -313,8 +313,6 @@ def bytes_per_iteration(kernel, info, precision=None):
         state = 8 * n
     else:
         state = 24 * n if precision == "single" else 32 * n
-        if tiles:
-            state += 16 * n
     return topo + state
 
 
