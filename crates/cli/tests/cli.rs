@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use plexus_graph::store::{read_header, SectionKind, GRAPH_FILE};
+use plexus_graph::store::{read_header, SectionKind, FORMAT_VERSION, GRAPH_FILE};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_plexus");
@@ -763,9 +763,14 @@ fn store_with_bad_magic_fails_info_cleanly() {
 #[test]
 fn store_of_another_format_version_fails_info_cleanly() {
     let (env, mut b) = stored_tiny();
-    b[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let newer = FORMAT_VERSION + 1;
+    b[8..12].copy_from_slice(&newer.to_le_bytes());
     std::fs::write(env.graph_file("g"), &b).unwrap();
-    info_fails_as_corrupt(&env, &["info", "g"], "format version 3 is not supported");
+    info_fails_as_corrupt(
+        &env,
+        &["info", "g"],
+        &format!("format version {newer} is not supported"),
+    );
 }
 
 #[test]
