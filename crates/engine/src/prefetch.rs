@@ -9,6 +9,32 @@
 /// x86-64.
 #[inline(always)]
 pub fn prefetch<T>(values: &[T], i: usize) {
+    ask::<T, { hint::L1 }>(values, i)
+}
+
+/// Asks for the line holding `values[i]` as [`prefetch`] does, with the
+/// hint that it is wanted a little later (`_MM_HINT_T1`: the outer
+/// caches rather than L1), so it does not push out of L1 what is being
+/// read now. The tiled gather asks for the next tile's segment so.
+#[inline(always)]
+pub fn prefetch_later<T>(values: &[T], i: usize) {
+    ask::<T, { hint::L2 }>(values, i)
+}
+
+/// The `_mm_prefetch` hints used here (plain numbers off x86-64, unused).
+mod hint {
+    #[cfg(target_arch = "x86_64")]
+    pub const L1: i32 = std::arch::x86_64::_MM_HINT_T0;
+    #[cfg(target_arch = "x86_64")]
+    pub const L2: i32 = std::arch::x86_64::_MM_HINT_T1;
+    #[cfg(not(target_arch = "x86_64"))]
+    pub const L1: i32 = 3;
+    #[cfg(not(target_arch = "x86_64"))]
+    pub const L2: i32 = 2;
+}
+
+#[inline(always)]
+fn ask<T, const HINT: i32>(values: &[T], i: usize) {
     if i >= values.len() {
         return;
     }
@@ -20,28 +46,7 @@ pub fn prefetch<T>(values: &[T], i: usize) {
         // (and `p` points at an element of `values`, checked above).
         #[allow(unsafe_code)]
         unsafe {
-            std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
-        }
-    }
-}
-
-/// Asks for the line holding `values[i]` as [`prefetch`] does, with the
-/// hint that it is wanted a little later (`_MM_HINT_T1`: the outer
-/// caches rather than L1), so it does not push out of L1 what is being
-/// read now. The tiled gather asks for the next tile's segment so.
-#[inline(always)]
-pub fn prefetch_later<T>(values: &[T], i: usize) {
-    if i >= values.len() {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        let p = values[i..].as_ptr();
-        // SAFETY: as in `prefetch`: a hint that reads nothing and never
-        // faults; `p` points at an element of `values`, checked above.
-        #[allow(unsafe_code)]
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T1)
+            std::arch::x86_64::_mm_prefetch::<HINT>(p.cast::<i8>())
         }
     }
 }
