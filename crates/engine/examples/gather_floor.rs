@@ -33,29 +33,19 @@
 //! run, and the bytes of partial sums), and propagation blocking (14 B an
 //! arc through memory at triad). Each bound is generous to the design; a
 //! design is out of reach of 60 % when its bound exceeds the allowed time.
+mod common;
+
 use std::time::Instant;
 
 use plexus_engine::hugepages::from_fn;
 use plexus_engine::prefetch::prefetch;
-use plexus_graph::store::DataDir;
 use rayon::prelude::*;
 
 const BLOCK: usize = 1024;
 const PASSES: usize = 7;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() < 3 {
-        eprintln!("usage: gather_floor DATA_DIR GRAPH [TRIAD_GB/s]");
-        std::process::exit(2);
-    }
-    let g = match DataDir::new(&args[1]).open(&args[2]) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+    let (args, g) = common::stored_graph_from_args("DATA_DIR GRAPH [TRIAD_GB/s]");
     let triad: Option<f64> = match args.get(3).map(|t| t.parse::<f64>()) {
         None => None,
         Some(Ok(t)) if t > 0.0 => Some(t),

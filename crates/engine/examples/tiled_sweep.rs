@@ -13,27 +13,17 @@
 //! each, three gathers with every set of tiles in turn, so that the host's
 //! slow spells fall on all of them alike. Prints each set's size and the
 //! median and least time of its 21 gathers.
+mod common;
+
 use std::time::Instant;
 
-use plexus_graph::store::DataDir;
 use plexus_graph::tiles::Tiles;
 
 const ROUNDS: usize = 7;
 const PER_ROUND: usize = 3;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() < 3 {
-        eprintln!("usage: tiled_sweep DATA_DIR GRAPH [SHIFT:BLOCK,...]");
-        std::process::exit(2);
-    }
-    let g = match DataDir::new(&args[1]).open(&args[2]) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+    let (args, g) = common::stored_graph_from_args("DATA_DIR GRAPH [SHIFT:BLOCK,...]");
     let mut sets: Vec<(String, Tiles)> = Vec::new();
     if let Some(t) = g.tiles() {
         sets.push(("stored".to_string(), t.clone()));
