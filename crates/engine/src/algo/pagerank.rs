@@ -1177,22 +1177,26 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
             )
         } else {
             // Chebyshev's vectors by block, or empty pieces without them.
-            fn chunks(v: &mut [f64], block: usize, blocks: usize) -> Vec<&mut [f64]> {
-                let mut pieces: Vec<&mut [f64]> = v.chunks_mut(block).collect();
-                pieces.resize_with(blocks, Default::default);
-                pieces
-            }
-            let blocks = n.div_ceil(BLOCK);
+            let cheb_blocks = if CHEB {
+                rayon::iter::Either::Left(
+                    older.par_chunks_mut(BLOCK).zip(plain.par_chunks_mut(BLOCK)),
+                )
+            } else {
+                rayon::iter::Either::Right(
+                    (0..n.div_ceil(BLOCK))
+                        .into_par_iter()
+                        .map(|_| (<&mut [f64]>::default(), <&mut [f64]>::default())),
+                )
+            };
             rank.par_chunks_mut(BLOCK)
                 .zip(new[..n].par_chunks_mut(BLOCK))
-                .zip(chunks(&mut older, BLOCK, blocks))
-                .zip(chunks(&mut plain, BLOCK, blocks))
+                .zip(cheb_blocks)
                 .enumerate()
                 // Tasks of at most STEAL_GRAIN vertices (one block each):
                 // the blocks holding hubs must not share a task with a
                 // quarter of the graph (edge_map::STEAL_GRAIN).
                 .with_max_len((crate::edge_map::STEAL_GRAIN / BLOCK).max(1))
-                .map(|(b, (((ranks, next), older), plain))| {
+                .map(|(b, ((ranks, next), (older, plain)))| {
                     sweep(b * BLOCK, ranks, next, older, plain, None)
                 })
                 .collect()
@@ -2324,6 +2328,25 @@ mod tests {
         assert_eq!("push".parse::<Method>(), Ok(Method::Push));
     }
 
+    /// `run` at every thread count of `THREADS` gives `first`'s ranks, bit
+    /// for bit.
+    fn same_bits_at_every_thread_count(
+        g: &Graph,
+        cfg: &Config,
+        first: &Output,
+    ) -> Result<(), TestCaseError> {
+        for t in THREADS {
+            let got = with_threads(t, || run(g, cfg)).unwrap().unwrap();
+            let same = got
+                .rank
+                .iter()
+                .zip(&first.rank)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            prop_assert!(same, "{} threads differ from 1 thread", t);
+        }
+        Ok(())
+    }
+
     fn methods() -> impl Strategy<Value = (Method, Precision)> {
         prop_oneof![
             Just((Method::Jacobi, Precision::Double)),
@@ -2370,11 +2393,7 @@ mod tests {
             if let Err(e) = verify(&g, &cfg, &first) {
                 return Err(TestCaseError::fail(e.to_string()));
             }
-            for t in THREADS {
-                let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
-                let same = got.rank.iter().zip(&first.rank).all(|(a, b)| a.to_bits() == b.to_bits());
-                prop_assert!(same, "{} threads differ from 1 thread", t);
-            }
+            same_bits_at_every_thread_count(&g, &cfg, &first)?;
         }
 
         /// Stored tiles change how a pass gathers, not what it computes:
@@ -2406,11 +2425,7 @@ mod tests {
             if let Err(e) = verify(&tiled, &cfg, &first) {
                 return Err(TestCaseError::fail(e.to_string()));
             }
-            for t in THREADS {
-                let got = with_threads(t, || run(&tiled, &cfg)).unwrap().unwrap();
-                let same = got.rank.iter().zip(&first.rank).all(|(a, b)| a.to_bits() == b.to_bits());
-                prop_assert!(same, "{} threads differ from 1 thread", t);
-            }
+            same_bits_at_every_thread_count(&tiled, &cfg, &first)?;
         }
 
         #[test]
@@ -2439,11 +2454,7 @@ mod tests {
             let want = exact(&g, &cfg);
             let err: f64 = first.rank.iter().zip(&want).map(|(a, b)| (a - b).abs()).sum();
             prop_assert!(err <= first.change / (1.0 - cfg.damping) + 1e-12, "error {} change {}", err, first.change);
-            for t in THREADS {
-                let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
-                let same = got.rank.iter().zip(&first.rank).all(|(a, b)| a.to_bits() == b.to_bits());
-                prop_assert!(same, "{} threads differ from 1 thread", t);
-            }
+            same_bits_at_every_thread_count(&g, &cfg, &first)?;
         }
     }
 }
