@@ -7,7 +7,10 @@
 //! consecutive CSC entries. Within a tile the runs are grouped by length
 //! class (1, 2, …, [`FIXED`] arcs, then longer), and within a class ordered
 //! by target, so a kernel sums runs of one class with a loop of a fixed trip
-//! count instead of a loop whose exit mispredicts on short lists.
+//! count instead of a loop whose exit mispredicts on short lists. The
+//! longer runs are written by decreasing length (equal lengths by target),
+//! so their loop's exit mostly predicts too; readers accept them in any
+//! order.
 //!
 //! Blocks cover `0..n` in order; a block's tiles are in segment order, so
 //! a target meets its in-neighbours in CSC order. Stored beside the CSC in
@@ -505,7 +508,60 @@ fn fill_block(
             }
         });
     }
+    for tile in &part.tiles {
+        order_long_runs(
+            tile,
+            &mut part.targets,
+            &mut part.sources,
+            &mut part.long_lengths,
+        );
+    }
     part
+}
+
+/// Reorders `tile`'s long runs (placed in target order) by decreasing
+/// length, equal lengths by target, moving their targets, lengths and arcs
+/// along. A kernel's loop over a long run then mostly exits at the trip
+/// count of the run before it, so the exit predicts (bench/NOTES.md,
+/// session 32: the tiled gather 15–19 % faster in degree order). Each
+/// target has one run a tile, so the sums are unchanged.
+fn order_long_runs(tile: &Tile, targets: &mut [u16], sources: &mut [u16], lengths: &mut [u32]) {
+    let long = tile.runs[FIXED] as usize;
+    let first_run = tile.first_run as usize
+        + tile.runs[..FIXED]
+            .iter()
+            .map(|&k| k as usize)
+            .sum::<usize>();
+    let first_arc = tile.first_source as usize
+        + (1..=FIXED)
+            .map(|len| tile.runs[len - 1] as usize * len)
+            .sum::<usize>();
+    let first_long = tile.first_long as usize;
+    let lengths = &mut lengths[first_long..first_long + long];
+    if lengths.windows(2).all(|w| w[0] >= w[1]) {
+        return;
+    }
+    let targets = &mut targets[first_run..first_run + long];
+    let arcs: usize = lengths.iter().map(|&l| l as usize).sum();
+    let sources = &mut sources[first_arc..first_arc + arcs];
+    // Each run as (length, target, first arc); a stable sort keeps equal
+    // lengths in target order.
+    let mut runs: Vec<(u32, u16, usize)> = Vec::with_capacity(long);
+    let mut a = 0;
+    for (&len, &t) in lengths.iter().zip(targets.iter()) {
+        runs.push((len, t, a));
+        a += len as usize;
+    }
+    runs.sort_by_key(|&(len, _, _)| std::cmp::Reverse(len));
+    let placed = sources.to_vec();
+    let mut a = 0;
+    for (k, &(len, t, from)) in runs.iter().enumerate() {
+        lengths[k] = len;
+        targets[k] = t;
+        let len = len as usize;
+        sources[a..a + len].copy_from_slice(&placed[from..from + len]);
+        a += len;
+    }
 }
 
 #[cfg(test)]
@@ -570,6 +626,55 @@ mod tests {
         out
     }
 
+    /// Whether every tile's long runs come by decreasing length, equal
+    /// lengths by target; the number of tiles with two long runs or more.
+    fn long_runs_by_length(t: &Tiles) -> (bool, usize) {
+        let (mut ordered, mut tiles_with_several) = (true, 0);
+        for tile in t.tiles() {
+            let long = tile.runs[FIXED] as usize;
+            let first_run = tile.first_run as usize
+                + tile.runs[..FIXED]
+                    .iter()
+                    .map(|&k| k as usize)
+                    .sum::<usize>();
+            let lengths =
+                &t.long_lengths()[tile.first_long as usize..tile.first_long as usize + long];
+            let targets = &t.targets()[first_run..first_run + long];
+            let keys: Vec<(std::cmp::Reverse<u32>, u16)> = lengths
+                .iter()
+                .zip(targets)
+                .map(|(&l, &x)| (std::cmp::Reverse(l), x))
+                .collect();
+            ordered &= keys.windows(2).all(|w| w[0] < w[1]);
+            tiles_with_several += usize::from(long >= 2);
+        }
+        (ordered, tiles_with_several)
+    }
+
+    #[test]
+    fn long_runs_come_by_decreasing_length_then_target() {
+        // Targets 0..12 each take a run of 9 + (v * 7) % 13 arcs (lengths
+        // repeat) from the segment of sources 64..128, and one short run
+        // from the segment before. The other targets take four scattered
+        // arcs each: enough arcs that the first block (closed at 1/64 of
+        // them) holds all twelve.
+        let long = (0..12u32).flat_map(|v| {
+            let len = 9 + (v * 7) % 13;
+            (0..len)
+                .map(move |k| (64 + k * 2 + v % 2, v))
+                .chain([(20 + v, v)])
+        });
+        let filler = (12..4096u32).flat_map(|v| (0..4).map(move |k| ((v * 31 + k * 97) % 4096, v)));
+        let edges: Vec<(u32, u32)> = long.chain(filler).collect();
+        let g = graph(4096, &edges, true);
+        let t = Tiles::build_with(g.inc(), 6, 64);
+        t.check(4096, g.inc().num_edges(), true).unwrap();
+        assert_eq!(long_runs_by_length(&t), (true, 1));
+        let mut want: Vec<(u64, u64)> = edges.iter().map(|&(u, v)| (v as u64, u as u64)).collect();
+        want.sort_unstable();
+        assert_eq!(arcs_of(&t), want);
+    }
+
     proptest! {
         #[test]
         fn tiles_hold_every_in_arc_once_and_pass_their_check(
@@ -589,6 +694,7 @@ mod tests {
             want.sort_unstable();
             prop_assert_eq!(arcs_of(&t), want);
             prop_assert!(t.blocks().iter().all(|b| b.hi - b.lo <= block as u64));
+            prop_assert!(long_runs_by_length(&t).0);
         }
     }
 
