@@ -340,3 +340,18 @@ fn ppr_pushes_and_pagerank_uses_chebyshev_by_default_and_jacobi_for_fixed_iterat
         "push",
     );
 }
+
+#[test]
+fn ppr_by_default_ends_within_1e_4_in_l1_on_a_larger_graph() {
+    // 2,048 vertex ids: NetworkX's rule alone would allow an L1 error of
+    // 2,048 · 1e-6 ≈ 2e-3; ppr's default asks for 1e-4 (the push's error is
+    // its residual, and `change` reports (1 - d) times it).
+    let env = Env::new();
+    env.ok(&["generate", "kron", "--scale", "11"]);
+    let out = env.ok(&["run", "ppr", "kron11", "--json", "--verify"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["method"], "push");
+    assert_eq!(v["verified"], true);
+    let change = v["change"].as_f64().unwrap_or(f64::NAN);
+    assert!(change < 0.15 * 1e-4, "{v}");
+}
