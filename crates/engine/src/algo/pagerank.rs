@@ -44,7 +44,7 @@
 //! at the same tolerance stopped 1–4 times that far away on cnr-2000 and
 //! email-Enron), and hands over to Jacobi from its state when it stops
 //! making progress first (half the graph's edges read, or a window of
-//! `|E|/16` edges that cut its residual by less than 20 %: on small-world
+//! `|E|/64` edges that cut its residual by less than 10 %: on small-world
 //! graphs, where the mass spreads everywhere). Its results are not NetworkX's iterates and do not
 //! depend on the thread count.
 //! [`Method::Chebyshev`] (`plexus run pagerank`'s default for global
@@ -203,16 +203,14 @@ impl Precision {
     /// vertices or more); else f64. The randomly read array is then half
     /// the bytes (kron22, 8 iterations: 2.9–3.5 s against 4.0–4.2 s in
     /// f64, bench/RESULTS.md "Session 23"). Fixed iteration counts keep f64
-    /// (NetworkX's and Graphalytics's iterates), and so does the push, which
-    /// keeps no contributions.
+    /// (NetworkX's and Graphalytics's iterates). For [`Method::Push`] it is
+    /// the precision of the Jacobi iterations that take over when the push
+    /// stops early; the push itself is f64.
     pub fn preferred(g: &Graph, cfg: &Config) -> Precision {
         let d = cfg.damping;
         let rounding = d * f64::from(f32::EPSILON) / 2.0 / (1.0 - d);
         let target = g.num_vertices() as f64 * cfg.tolerance;
-        if cfg.iterations.is_none()
-            && cfg.method != Method::Push
-            && target >= SINGLE_TOLERANCE_MARGIN * rounding
-        {
+        if cfg.iterations.is_none() && target >= SINGLE_TOLERANCE_MARGIN * rounding {
             Precision::Single
         } else {
             Precision::Double
@@ -477,15 +475,19 @@ const PUSH_BUDGET_PER_EDGE: f64 = 0.5;
 /// edges read ([`crate::algo::pagerank_push::WINDOW_KEEP`]): on Kronecker
 /// scale 22 from its hub, half the graph's edges of pushes cut the residual
 /// only from 1 to 0.67 and cost more than the four Jacobi iterations they
-/// saved (4.4–6.9 s against 4.0–4.6 s); with the windows the push stops
-/// after 16 M edges and the whole run takes 3.4 s against Jacobi's 4.5 s.
-const PUSH_WINDOWS_PER_GRAPH: u64 = 16;
+/// saved (4.4–6.9 s against 4.0–4.6 s). Windows of `|E|/16` stopped it
+/// after 16 M edges (3.4 s against Jacobi's 4.5 s, session 20); once the
+/// pull passes ran over tiles, those 16 M edges cost as much as five
+/// passes, and windows of `|E|/64` stop it after 4 M: kron22's whole run
+/// 970 → 585 ms, kron22-degree's 535 → 404 ms, the other harness graphs
+/// unchanged (bench/NOTES.md, session 32).
+const PUSH_WINDOWS_PER_GRAPH: u64 = 64;
 
 /// [`Method::Push`]: forward push until the ranks are within
 /// `|V|·tolerance` of the exact ones in L1 (`Σ r`), or until the push has read
-/// half as many edges as the graph has, or a window of `|E|/16` edges cut
+/// half as many edges as the graph has, or a window of `|E|/64` edges cut
 /// its residual by less than [`crate::algo::pagerank_push::WINDOW_KEEP`]
-/// says; then Jacobi (double) from the
+/// says; then Jacobi (in `cfg.precision`) from the
 /// push's state `p + r`, a probability vector, with the usual stopping
 /// rule. `iterations` counts the push's threshold rounds plus the Jacobi
 /// iterations; `change` is `(1 - d)·Σ r` when the push finished, the exact
@@ -552,8 +554,14 @@ fn push(g: &Graph, cfg: &Config, teleport: &Teleport) -> Result<Output, AlgoErro
         ..cfg.clone()
     };
     let isolated = Isolated::with_teleport(g, cfg, teleport);
-    let mut out =
-        fused::<f64, false, false, JACOBI_BLOCK>(g, &rest, teleport, isolated, Some(&start));
+    let mut out = match cfg.precision {
+        Precision::Double => {
+            fused::<f64, false, false, JACOBI_BLOCK>(g, &rest, teleport, isolated, Some(&start))
+        }
+        Precision::Single => {
+            fused::<f32, false, false, JACOBI_BLOCK>(g, &rest, teleport, isolated, Some(&start))
+        }
+    };
     out.iterations += pushed.rounds;
     Ok(out)
 }
@@ -1814,21 +1822,26 @@ mod tests {
         };
         assert_eq!(Precision::preferred(&g, &heavy), Precision::Double);
         assert_eq!(Precision::preferred(&g, &tight), Precision::Double);
-        for cfg in [
-            Config {
-                iterations: Some(20),
-                ..loose.clone()
-            },
-            Config {
-                method: Method::Push,
-                personalization: Some(vec![0]),
-                ..loose.clone()
-            },
-        ] {
-            assert_eq!(Precision::preferred(&g, &cfg), Precision::Double);
-        }
+        let fixed = Config {
+            iterations: Some(20),
+            ..loose.clone()
+        };
+        assert_eq!(Precision::preferred(&g, &fixed), Precision::Double);
+        // The push itself is f64; the precision is that of the Jacobi
+        // iterations that take over from it.
+        let pushed = Config {
+            method: Method::Push,
+            personalization: Some(vec![0]),
+            ..loose.clone()
+        };
+        assert_eq!(Precision::preferred(&g, &pushed), Precision::Single);
         // What it picks stays within the tolerance's guarantee of the exact ranks.
-        for method in [Method::Jacobi, Method::Chebyshev, Method::GaussSeidel] {
+        for method in [
+            Method::Jacobi,
+            Method::Chebyshev,
+            Method::GaussSeidel,
+            Method::Push,
+        ] {
             let cfg = Config {
                 method,
                 precision: Precision::Single,
@@ -2450,16 +2463,21 @@ mod tests {
             spec in graphs(),
             sources in proptest::collection::vec(0usize..1000, 0..3),
             tolerance in prop_oneof![Just(1e-3), Just(1e-6), Just(1e-12)],
+            single in any::<bool>(),
         ) {
             let g = spec.build();
             let n = g.num_vertices();
             let personalization = (!sources.is_empty())
                 .then(|| sources.iter().map(|&s| (s % n) as VertexId).collect());
+            // f32 contributions in the Jacobi iterations that take over from
+            // the push when it stops early, for tolerances above their rounding.
+            let single = single && tolerance >= 1e-6;
             let cfg = Config {
                 tolerance,
                 max_iterations: 1000,
                 personalization,
                 method: Method::Push,
+                precision: if single { Precision::Single } else { Precision::Double },
                 ..Config::default()
             };
             let first = with_threads(1, || run(&g, &cfg)).unwrap().unwrap();
@@ -2470,7 +2488,8 @@ mod tests {
             // ‖x - π‖₁ ≤ ‖F(x) - x‖₁ / (1 - d) ≤ change / (1 - d).
             let want = exact(&g, &cfg);
             let err: f64 = first.rank.iter().zip(&want).map(|(a, b)| (a - b).abs()).sum();
-            prop_assert!(err <= first.change / (1.0 - cfg.damping) + 1e-12, "error {} change {}", err, first.change);
+            let rounding = if single { 4.0 * f64::from(f32::EPSILON) / (1.0 - cfg.damping) } else { 0.0 };
+            prop_assert!(err <= first.change / (1.0 - cfg.damping) + rounding + 1e-12, "error {} change {}", err, first.change);
             same_bits_at_every_thread_count(&g, &cfg, &first)?;
         }
     }
