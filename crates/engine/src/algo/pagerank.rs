@@ -44,7 +44,7 @@
 //! at the same tolerance stopped 1–4 times that far away on cnr-2000 and
 //! email-Enron), and hands over to Jacobi from its state when it stops
 //! making progress first (half the graph's edges read, or a window of
-//! `|E|/64` edges that cut its residual by less than 10 %: on small-world
+//! edges that cut its residual too little ([`push_window`]): on small-world
 //! graphs, where the mass spreads everywhere). Its results are not NetworkX's iterates and do not
 //! depend on the thread count.
 //! [`Method::Chebyshev`] (`plexus run pagerank`'s default for global
@@ -77,6 +77,7 @@
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
+use crate::algo::pagerank_push;
 use crate::error::{AlgoError, VerifyError};
 use crate::program::{
     deterministic_sum, trace_enabled, AtomicF64, Executor, InEdges, Modes, StepOptions,
@@ -471,23 +472,48 @@ fn chebyshev(g: &Graph, cfg: &Config, teleport: &Teleport) -> Result<Output, Alg
 /// iteration takes over (its sequential scattered updates cost several
 /// pull edges each; see [`crate::algo::pagerank_push`]).
 const PUSH_BUDGET_PER_EDGE: f64 = 0.5;
-/// The push's progress is checked every `|E| / PUSH_WINDOWS_PER_GRAPH`
-/// edges read ([`crate::algo::pagerank_push::WINDOW_KEEP`]): on Kronecker
-/// scale 22 from its hub, half the graph's edges of pushes cut the residual
-/// only from 1 to 0.67 and cost more than the four Jacobi iterations they
-/// saved (4.4–6.9 s against 4.0–4.6 s). Windows of `|E|/16` stopped it
-/// after 16 M edges (3.4 s against Jacobi's 4.5 s, session 20); once the
-/// pull passes ran over tiles, those 16 M edges cost as much as five
-/// passes, and windows of `|E|/64` stop it after 4 M: kron22's whole run
-/// 970 → 585 ms, kron22-degree's 535 → 404 ms, the other harness graphs
-/// unchanged (bench/NOTES.md, session 32).
-const PUSH_WINDOWS_PER_GRAPH: u64 = 64;
+/// The push's state per vertex: residual, weight and estimate, f64 each.
+const PUSH_STATE_BYTES: usize = 24;
+/// Up to this much push state (about a core's L2), a scattered push edge
+/// stays in cache and costs a few pull edges; beyond it, dozens.
+const PUSH_STATE_IN_CACHE: usize = 1 << 20;
+
+/// How much progress the push must make to go on ([`pagerank_push::Window`]):
+/// per window of `|E|/w` edges read, its residual must fall to `keep` times
+/// what it was, where a pull iteration would cut it by `d = 0.85` for `|E|`
+/// edges. The two settle the break-even `keep ≈ 0.85^(c/w)` for a push edge
+/// that costs `c` pull edges on two threads:
+/// - state in cache (email-Enron, `c` about 4): `w = 16`, `keep = 0.8`, a
+///   margin under `0.85^(4/16) ≈ 0.96`, as measured in session 20;
+/// - state beyond it (Kronecker scale 22, `c` about 46 once the pull passes
+///   ran over tiles: 16 ns a push edge against 0.35 ns a pull edge):
+///   `w = 64`, `keep = 0.9` (`0.85^(46/64) ≈ 0.89`). The push from kron22's
+///   hub then hands over after 4 M edges instead of 16 M: the whole run
+///   took 1.29 s → 0.66 s, kron22-degree's 0.67 → 0.39 s, with the f32
+///   Jacobi (bench/NOTES.md, session 32).
+///
+/// On kron22 half the graph's edges of pushes cut the residual only from 1
+/// to 0.67 and cost more than the four Jacobi iterations they saved
+/// (session 20).
+fn push_window(g: &Graph) -> pagerank_push::Window {
+    let arcs = g.out().num_edges();
+    if g.num_vertices().saturating_mul(PUSH_STATE_BYTES) <= PUSH_STATE_IN_CACHE {
+        pagerank_push::Window {
+            edges: arcs / 16,
+            keep: 0.8,
+        }
+    } else {
+        pagerank_push::Window {
+            edges: arcs / 64,
+            keep: 0.9,
+        }
+    }
+}
 
 /// [`Method::Push`]: forward push until the ranks are within
 /// `|V|·tolerance` of the exact ones in L1 (`Σ r`), or until the push has read
-/// half as many edges as the graph has, or a window of `|E|/64` edges cut
-/// its residual by less than [`crate::algo::pagerank_push::WINDOW_KEEP`]
-/// says; then Jacobi (in `cfg.precision`) from the
+/// half as many edges as the graph has, or a window of edges ([`push_window`])
+/// cut its residual too little; then Jacobi (in `cfg.precision`) from the
 /// push's state `p + r`, a probability vector, with the usual stopping
 /// rule. `iterations` counts the push's threshold rounds plus the Jacobi
 /// iterations; `change` is `(1 - d)·Σ r` when the push finished, the exact
@@ -517,14 +543,13 @@ fn push(g: &Graph, cfg: &Config, teleport: &Teleport) -> Result<Output, AlgoErro
     let d = cfg.damping;
     let budget = (g.out().num_edges() as f64 * PUSH_BUDGET_PER_EDGE) as u64;
     let epsilon = n as f64 * cfg.tolerance;
-    let window = (g.out().num_edges() / PUSH_WINDOWS_PER_GRAPH).max(1);
-    let pushed = crate::algo::pagerank_push::run(
+    let pushed = pagerank_push::run(
         g,
         d,
         &sources,
         epsilon,
         budget,
-        Some(window),
+        Some(push_window(g)),
         cfg.max_iterations,
     );
     if trace_enabled() {
@@ -1595,6 +1620,31 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_push_is_held_to_more_progress_once_its_state_leaves_the_cache() {
+        let ring = |n: u32| {
+            let edges: Vec<(u32, u32)> = (0..n).map(|v| (v, (v + 1) % n)).collect();
+            Graph::from_edges(n as usize, &edges, &plexus_graph::BuildOptions::directed())
+                .expect("valid edges")
+        };
+        let small = ring(1000);
+        assert_eq!(
+            push_window(&small),
+            pagerank_push::Window {
+                edges: 1000 / 16,
+                keep: 0.8
+            }
+        );
+        let n = (PUSH_STATE_IN_CACHE / PUSH_STATE_BYTES + 1) as u32;
+        assert_eq!(
+            push_window(&ring(n)),
+            pagerank_push::Window {
+                edges: n as u64 / 64,
+                keep: 0.9
+            }
+        );
+    }
 
     #[test]
     fn personalized_default_tolerance_is_networkx_s_up_to_1e_4_in_l1() {

@@ -30,21 +30,21 @@
 //! **Budget.** On small-world graphs the mass spreads over everything and a
 //! parallel pull iteration does the same work faster. So the kernel stops
 //! early once it has read more out-edges than `budget`, or once a window of
-//! edges did not cut the residual enough ([`WINDOW_KEEP`]); the caller then
+//! edges did not cut the residual enough ([`Window`]); the caller then
 //! continues from `p + r` with the power iteration.
 use std::collections::VecDeque;
 
 use plexus_graph::{Graph, VertexId};
 
-/// Progress the push must make per window of edges read to go on: its
-/// residual must fall to at most this fraction of what it was when the
-/// window began. With windows of `|E|/64` edges this asks the push to
-/// remove error about as fast per unit of work as a parallel pull
-/// iteration would: a pull iteration cuts the error by `d = 0.85` for `|E|`
-/// edges, and a sequential scattered push edge costs about 46 pull edges
-/// on two threads on Kronecker scale 22 over tiles (16 ns against 0.35 ns,
-/// session 32; 4 to 12 over the CSC), so `0.85^(46/64) ≈ 0.89`.
-pub(crate) const WINDOW_KEEP: f64 = 0.9;
+/// The progress the push must make to go on: after every `edges` out-edges
+/// read, its residual must have fallen to at most `keep` times what it was
+/// when those edges began. The caller picks both from what a pull
+/// iteration costs against a push edge (`pagerank::push_window`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Window {
+    pub edges: u64,
+    pub keep: f64,
+}
 
 /// Threshold divisor between rounds (2, 4 and 16 pushed the same number of
 /// edges within 2 % on the harness's graphs; 4 keeps the rounds few).
@@ -71,15 +71,15 @@ pub(crate) struct Pushed {
 /// Forward push from the teleport vector uniform over `sources` (distinct
 /// internal ids, non-empty), damping `d`, until `Σ r < epsilon`, or more
 /// than `budget` out-edges have been read, or `max_rounds` rounds have run,
-/// or (with `window: Some(w)`) a stretch of `w` edges read left the residual
-/// above [`WINDOW_KEEP`] times what it was before it.
+/// or (with `window: Some(w)`) a stretch of `w.edges` edges read left the residual
+/// above `w.keep` times what it was before it.
 pub(crate) fn run(
     g: &Graph,
     d: f64,
     sources: &[VertexId],
     epsilon: f64,
     budget: u64,
-    window: Option<u64>,
+    window: Option<Window>,
     max_rounds: usize,
 ) -> Pushed {
     let n = g.num_vertices();
@@ -105,7 +105,8 @@ pub(crate) fn run(
     let mut theta = 1.0f64;
     let (mut rounds, mut edges_read) = (0usize, 0u64);
     // The current window: where it ends and the residual when it began.
-    let (mut window_end, mut window_total) = (window.unwrap_or(u64::MAX), total);
+    let (step, keep) = window.map_or((u64::MAX, 1.0), |w| (w.edges.max(1), w.keep));
+    let (mut window_end, mut window_total) = (step, total);
     'rounds: while rounds < max_rounds && total >= epsilon && edges_read <= budget {
         rounds += 1;
         // Queue the vertices at the threshold, and drop from `touched` the
@@ -170,11 +171,11 @@ pub(crate) fn run(
                 break 'rounds;
             }
             if edges_read >= window_end {
-                if total > WINDOW_KEEP * window_total {
+                if total > keep * window_total {
                     break 'rounds;
                 }
                 window_total = total;
-                window_end = edges_read.saturating_add(window.unwrap_or(u64::MAX));
+                window_end = edges_read.saturating_add(step);
             }
         }
         theta /= THETA_STEP;
