@@ -113,6 +113,25 @@ pub struct Tile {
     pub first_long: u64,
 }
 
+impl Tile {
+    /// Where the tile's long runs start: the index of the first in
+    /// [`Tiles::targets`] and of its first arc in [`Tiles::sources`] (after
+    /// the runs of classes 1..=[`FIXED`]).
+    pub fn long_runs_start(&self) -> (usize, usize) {
+        let fixed = &self.runs[..FIXED];
+        let runs: usize = fixed.iter().map(|&k| k as usize).sum();
+        let arcs: usize = fixed
+            .iter()
+            .zip(1..)
+            .map(|(&k, len)| k as usize * len)
+            .sum();
+        (
+            self.first_run as usize + runs,
+            self.first_source as usize + arcs,
+        )
+    }
+}
+
 /// One block of targets `lo..hi` with its tiles `first_tile..end_tile`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
@@ -527,15 +546,7 @@ fn fill_block(
 /// target has one run a tile, so the sums are unchanged.
 fn order_long_runs(tile: &Tile, targets: &mut [u16], sources: &mut [u16], lengths: &mut [u32]) {
     let long = tile.runs[FIXED] as usize;
-    let first_run = tile.first_run as usize
-        + tile.runs[..FIXED]
-            .iter()
-            .map(|&k| k as usize)
-            .sum::<usize>();
-    let first_arc = tile.first_source as usize
-        + (1..=FIXED)
-            .map(|len| tile.runs[len - 1] as usize * len)
-            .sum::<usize>();
+    let (first_run, first_arc) = tile.long_runs_start();
     let first_long = tile.first_long as usize;
     let lengths = &mut lengths[first_long..first_long + long];
     if lengths.windows(2).all(|w| w[0] >= w[1]) {
@@ -632,11 +643,7 @@ mod tests {
         let (mut ordered, mut tiles_with_several) = (true, 0);
         for tile in t.tiles() {
             let long = tile.runs[FIXED] as usize;
-            let first_run = tile.first_run as usize
-                + tile.runs[..FIXED]
-                    .iter()
-                    .map(|&k| k as usize)
-                    .sum::<usize>();
+            let (first_run, _) = tile.long_runs_start();
             let lengths =
                 &t.long_lengths()[tile.first_long as usize..tile.first_long as usize + long];
             let targets = &t.targets()[first_run..first_run + long];

@@ -1620,13 +1620,16 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::testgraphs::{graphs, THREADS};
+    use crate::with_threads;
+    use plexus_graph::BuildOptions;
+    use proptest::prelude::*;
 
     #[test]
     fn the_push_is_held_to_more_progress_once_its_state_leaves_the_cache() {
         let ring = |n: u32| {
             let edges: Vec<(u32, u32)> = (0..n).map(|v| (v, (v + 1) % n)).collect();
-            Graph::from_edges(n as usize, &edges, &plexus_graph::BuildOptions::directed())
-                .expect("valid edges")
+            Graph::from_edges(n as usize, &edges, &BuildOptions::directed()).expect("valid edges")
         };
         let small = ring(1000);
         assert_eq!(
@@ -1654,10 +1657,6 @@ mod tests {
         let big = 2_395_511;
         assert!((personalized_default_tolerance(big) * big as f64 - 1e-4).abs() < 1e-18);
     }
-    use crate::algo::testgraphs::{graphs, THREADS};
-    use crate::with_threads;
-    use plexus_graph::BuildOptions;
-    use proptest::prelude::*;
 
     /// The LDBC Graphalytics `example-directed` graph (external ids 1..=10
     /// map to internal 0..=9) and its published PR output (d = 0.85, 2 iterations).
