@@ -158,6 +158,42 @@ pub(crate) struct Planned {
     pub(crate) spec: JobSpec,
     pub(crate) graph: String,
     pub(crate) at: f64,
+    /// A ppr job that names no tolerance: [`open_graphs`] sets it from the
+    /// graph's size, as `plexus run ppr` does.
+    ppr_default_tolerance: bool,
+}
+
+/// Opens every graph `planned` names, once, as one snapshot all its jobs
+/// share, and settles the defaults that depend on the graph: a ppr job
+/// without a tolerance gets `pagerank::personalized_default_tolerance`.
+/// Errors name `path` and the graph.
+pub(crate) fn open_graphs(
+    ctx: &Ctx,
+    path: &str,
+    planned: &mut [Planned],
+    catalog: &Catalog,
+) -> anyhow::Result<HashMap<String, Arc<Snapshot>>> {
+    let mut snaps: HashMap<String, Arc<Snapshot>> = HashMap::new();
+    for p in planned.iter_mut() {
+        if !snaps.contains_key(&p.graph) {
+            let g = ctx
+                .data
+                .open(&p.graph)
+                .with_context(|| format!("{path}: cannot open graph '{}'", p.graph))?;
+            // Weight statistics (SSSP's checks and default Δ) are computed
+            // once per opened graph; do it now, with the loading, not inside
+            // the first SSSP submission.
+            let _ = g.weight_stats();
+            snaps.insert(p.graph.clone(), catalog.publish(&p.graph, g));
+        }
+        if p.ppr_default_tolerance {
+            let n = snaps[&p.graph].graph().num_vertices();
+            if let Algorithm::PageRank { tolerance, .. } = &mut p.spec.algorithm {
+                *tolerance = pagerank::personalized_default_tolerance(n);
+            }
+        }
+    }
+    Ok(snaps)
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -284,7 +320,12 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
         };
         let mut spec = JobSpec::new(name, algorithm);
         spec.deadline = deadline;
-        out.push(Planned { spec, graph, at });
+        out.push(Planned {
+            spec,
+            graph,
+            at,
+            ppr_default_tolerance: alg == "ppr" && e.tolerance.is_none(),
+        });
     }
     Ok(out)
 }
@@ -393,7 +434,7 @@ impl Display {
 pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     let path = a.jobs.display().to_string();
     let text = std::fs::read_to_string(&a.jobs).with_context(|| format!("cannot read {path}"))?;
-    let planned = parse_jobs(&path, &text)?;
+    let mut planned = parse_jobs(&path, &text)?;
     let llc = a
         .llc
         .as_deref()
@@ -404,22 +445,8 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(|s| parse_bytes("--memory-limit", s))
         .transpose()?;
-    // Every graph once, as one snapshot all its jobs share.
     let catalog = Catalog::new();
-    let mut snaps: HashMap<String, Arc<Snapshot>> = HashMap::new();
-    for p in &planned {
-        if !snaps.contains_key(&p.graph) {
-            let g = ctx
-                .data
-                .open(&p.graph)
-                .with_context(|| format!("{path}: cannot open graph '{}'", p.graph))?;
-            // Weight statistics (SSSP's checks and default Δ) are computed
-            // once per opened graph; do it now, with the loading, not inside
-            // the first SSSP submission.
-            let _ = g.weight_stats();
-            snaps.insert(p.graph.clone(), catalog.publish(&p.graph, g));
-        }
-    }
+    let snaps = open_graphs(ctx, &path, &mut planned, &catalog)?;
     if let Some(policy) = a.scheduler {
         return batch_scheduled(ctx, threads, &a, policy, &planned, &snaps, llc, memory);
     }

@@ -18,17 +18,16 @@
 //! ```
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use plexus_jobs::sched::model::Machine;
 use plexus_jobs::sched::{simulate as run_sim, Policy, SimJob};
-use plexus_jobs::{Algorithm, Catalog, Snapshot};
+use plexus_jobs::{Algorithm, Catalog};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::batch::parse_jobs;
+use crate::batch::{open_graphs, parse_jobs};
 use crate::graph_cmds::Ctx;
 
 #[derive(Args, Debug)]
@@ -170,21 +169,20 @@ pub fn simulate(ctx: &Ctx, a: SimulateArgs) -> anyhow::Result<()> {
     }
     let path = a.jobs.display().to_string();
     let text = std::fs::read_to_string(&a.jobs).with_context(|| format!("cannot read {path}"))?;
-    let planned = parse_jobs(&path, &text)?;
+    let mut planned = parse_jobs(&path, &text)?;
     let catalog = Catalog::new();
-    let mut snaps: HashMap<String, Arc<Snapshot>> = HashMap::new();
+    let snaps = open_graphs(ctx, &path, &mut planned, &catalog)?;
     let mut profiles = HashMap::new();
     for p in &planned {
-        if !snaps.contains_key(&p.graph) {
-            let g = ctx
-                .data
-                .open(&p.graph)
-                .with_context(|| format!("{path}: cannot open graph '{}'", p.graph))?;
-            let _ = g.weight_stats();
-            let snap = catalog.publish(&p.graph, g);
-            let prof = crate::profile::ensure_profile(ctx, &p.graph, &snap, a.no_profile, None)?;
+        if !profiles.contains_key(&p.graph) {
+            let prof = crate::profile::ensure_profile(
+                ctx,
+                &p.graph,
+                &snaps[&p.graph],
+                a.no_profile,
+                None,
+            )?;
             profiles.insert(p.graph.clone(), prof);
-            snaps.insert(p.graph.clone(), snap);
         }
     }
     let jobs: Vec<SimJob> = planned

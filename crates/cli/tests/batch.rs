@@ -252,6 +252,54 @@ fn batch_results_equal_plexus_run_in_external_ids() {
 }
 
 #[test]
+fn batch_ppr_takes_plexus_run_s_default_tolerance() {
+    // Graph `k` has hundreds of vertices, so ppr's default tolerance is
+    // 1e-4/n, tighter than NetworkX's 1e-6: a batch job that kept 1e-6
+    // would stop iterations earlier than `plexus run ppr` and differ by
+    // about 1e-4.
+    let env = Env::new();
+    let info: Value = serde_json::from_str(&env.ok(&["info", "k", "--json"])).expect("json");
+    assert!(info["vertices"].as_u64().unwrap_or(0) > 100, "{info}");
+    let source = info["out_degree"]["top"][0]["id"].to_string();
+    let source = source.trim_matches('"');
+    let jobs = env.write(
+        "j.toml",
+        &format!("graph = \"k\"\n[[job]]\nname = \"p\"\nalgorithm = \"ppr\"\nsource = {source}\n"),
+    );
+    env.ok(&["batch", &jobs, "--out-dir", "res", "--quiet"]);
+    env.ok(&[
+        "run",
+        "ppr",
+        "k",
+        "--source",
+        source,
+        "--method",
+        "jacobi",
+        "--precision",
+        "double",
+        "--out",
+        "ppr.csv",
+    ]);
+    let read = |p: &str| std::fs::read_to_string(env.path(p)).expect(p);
+    let ranks = |t: String| -> Vec<f64> {
+        t.lines()
+            .skip(1)
+            .map(|l| {
+                l.split(',')
+                    .nth(1)
+                    .and_then(|x| x.parse().ok())
+                    .expect("rank")
+            })
+            .collect()
+    };
+    let (batch, run) = (ranks(read("res/p.csv")), ranks(read("ppr.csv")));
+    assert_eq!(batch.len(), run.len());
+    for (a, b) in batch.iter().zip(&run) {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+}
+
+#[test]
 fn a_failing_job_fails_alone_and_the_batch_exits_2() {
     let env = Env::new();
     let jobs = env.write(
