@@ -64,6 +64,28 @@ impl Env {
         );
         String::from_utf8_lossy(&o.stdout).to_string()
     }
+    /// Asserts that two rank files (`id,rank` CSVs in the directory) hold
+    /// the same vertices with ranks within 1e-12.
+    fn same_ranks(&self, a: &str, b: &str) {
+        let ranks = |p: &str| -> Vec<f64> {
+            std::fs::read_to_string(self.path(p))
+                .expect(p)
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    l.split(',')
+                        .nth(1)
+                        .and_then(|x| x.parse().ok())
+                        .expect("rank")
+                })
+                .collect()
+        };
+        let (x, y) = (ranks(a), ranks(b));
+        assert_eq!(x.len(), y.len(), "{a} and {b}");
+        for (u, v) in x.iter().zip(&y) {
+            assert!((u - v).abs() < 1e-12, "{u} vs {v}");
+        }
+    }
     fn write(&self, name: &str, text: &str) -> String {
         std::fs::write(self.path(name), text).expect("write");
         self.path(name).to_str().unwrap_or("").to_string()
@@ -235,20 +257,7 @@ fn batch_results_equal_plexus_run_in_external_ids() {
     assert!(bfs.contains("\nb,0,b\n") && bfs.contains("\nc,1,b\n") && bfs.contains("\na,2,c\n"));
     assert!(bfs.contains("\nd,,\n"));
     assert_eq!(read("res/w.csv"), read("wcc.csv"));
-    let ranks = |t: String| -> Vec<f64> {
-        t.lines()
-            .skip(1)
-            .map(|l| {
-                l.split(',')
-                    .nth(1)
-                    .and_then(|x| x.parse().ok())
-                    .expect("rank")
-            })
-            .collect()
-    };
-    for (a, b) in ranks(read("res/p.csv")).iter().zip(ranks(read("pr.csv"))) {
-        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
-    }
+    env.same_ranks("res/p.csv", "pr.csv");
 }
 
 #[test]
@@ -280,23 +289,7 @@ fn batch_ppr_takes_plexus_run_s_default_tolerance() {
         "--out",
         "ppr.csv",
     ]);
-    let read = |p: &str| std::fs::read_to_string(env.path(p)).expect(p);
-    let ranks = |t: String| -> Vec<f64> {
-        t.lines()
-            .skip(1)
-            .map(|l| {
-                l.split(',')
-                    .nth(1)
-                    .and_then(|x| x.parse().ok())
-                    .expect("rank")
-            })
-            .collect()
-    };
-    let (batch, run) = (ranks(read("res/p.csv")), ranks(read("ppr.csv")));
-    assert_eq!(batch.len(), run.len());
-    for (a, b) in batch.iter().zip(&run) {
-        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
-    }
+    env.same_ranks("res/p.csv", "ppr.csv");
 }
 
 #[test]
