@@ -139,8 +139,9 @@ fn main() {
         println!("  region {:>7} KiB: {ns:6.2} ns", kib);
         costs.push((kib * 1024, ns));
     }
-    let l1 = cache_bytes(0).unwrap_or(32 * 1024);
-    let l2 = cache_bytes(2).unwrap_or(512 * 1024);
+    let cache = |level: u32| plexus_graph::caches::level_bytes(level).map(|b| b as usize);
+    let l1 = cache(1).unwrap_or(32 * 1024);
+    let l2 = cache(2).unwrap_or(512 * 1024);
     let mut degrees: Vec<u64> = (0..n).map(|u| g.out_degree(u as u32) as u64).collect();
     degrees.sort_unstable_by(|a, b| b.cmp(a));
     let sourced = degrees.iter().filter(|&&d| d > 0).count();
@@ -287,21 +288,6 @@ fn random_read_ns(len: usize, threads: usize) -> f64 {
         .collect();
     ms.sort_by(f64::total_cmp);
     ms[PASSES / 2] * 1e6 * threads as f64 / READS as f64
-}
-
-/// The size in bytes of cache `index` of cpu0 (0: L1 data, 2: L2), as
-/// sysfs says (`512K`), if it does.
-fn cache_bytes(index: usize) -> Option<usize> {
-    let path = format!("/sys/devices/system/cpu/cpu0/cache/index{index}/size");
-    let text = std::fs::read_to_string(path).ok()?;
-    let text = text.trim();
-    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
-    let scale = match unit {
-        "K" => 1024,
-        "M" => 1024 * 1024,
-        _ => return None,
-    };
-    digits.parse::<usize>().ok().map(|d| d * scale)
 }
 
 /// Reports the passes that sum `read(k)` over each in-list's positions in

@@ -19,6 +19,7 @@
 
 pub mod adjacency;
 pub mod builder;
+pub mod caches;
 pub mod chunks;
 pub mod error;
 pub mod export;

@@ -64,39 +64,6 @@ pub fn block_targets_for_l2(l2: Option<u64>) -> usize {
     }
 }
 
-/// One core's L2 size in bytes, from Linux's
-/// `/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}`; `None`
-/// elsewhere or when it cannot be read.
-pub fn l2_bytes() -> Option<u64> {
-    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let read = |name: &str| std::fs::read_to_string(entry.path().join(name)).ok();
-        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
-        else {
-            continue;
-        };
-        if level.trim() == "2" && kind.trim() != "Instruction" {
-            return parse_cache_size(size.trim());
-        }
-    }
-    None
-}
-
-/// `"1024K"`, `"2M"` or `"512"` in bytes.
-fn parse_cache_size(text: &str) -> Option<u64> {
-    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => text.split_at(i),
-        None => (text, ""),
-    };
-    let scale = match unit {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(scale)
-}
-
 /// One (target block, source segment) tile.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
@@ -192,9 +159,9 @@ impl Tiles {
 
     /// Tiles of `inc` (in-lists sorted by source) with segments of
     /// [`SHIFT`] and blocks sized to this machine's L2
-    /// ([`block_targets_for_l2`] of [`l2_bytes`]).
+    /// ([`block_targets_for_l2`] of [`crate::caches::l2_bytes`]).
     pub fn build(inc: &Adjacency) -> Tiles {
-        Tiles::build_with(inc, SHIFT, block_targets_for_l2(l2_bytes()))
+        Tiles::build_with(inc, SHIFT, block_targets_for_l2(crate::caches::l2_bytes()))
     }
 
     /// Tiles with segments of `2^shift` sources (`shift ≤ 16`) and blocks of
@@ -587,11 +554,6 @@ mod tests {
         assert_eq!(block_targets_for_l2(Some(32 << 20)), BLOCK_TARGETS);
         assert_eq!(block_targets_for_l2(Some(0)), MIN_BLOCK_TARGETS);
         assert_eq!(block_targets_for_l2(None), DEFAULT_BLOCK_TARGETS);
-        assert_eq!(parse_cache_size("1024K"), Some(1 << 20));
-        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
-        assert_eq!(parse_cache_size("512"), Some(512));
-        assert_eq!(parse_cache_size("12Q"), None);
-        assert_eq!(parse_cache_size(""), None);
     }
     use crate::{BuildOptions, Graph};
     use proptest::prelude::*;

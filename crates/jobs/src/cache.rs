@@ -51,40 +51,10 @@ pub struct Llc {
 /// Used when neither sysfs nor a measurement gives a size.
 pub const DEFAULT_LLC_BYTES: u64 = 8 << 20;
 
-/// The largest data or unified cache of cpu0 according to sysfs, in bytes.
+/// The largest data or unified cache of cpu0 according to sysfs, in bytes
+/// ([`plexus_graph::caches::last_level_bytes`]).
 pub fn sysfs_llc_bytes() -> Option<u64> {
-    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
-    let mut best: Option<(u32, u64)> = None;
-    for entry in std::fs::read_dir(dir).ok()? {
-        let p = entry.ok()?.path();
-        let read = |f: &str| std::fs::read_to_string(p.join(f)).ok();
-        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
-        else {
-            continue;
-        };
-        if kind.trim() == "Instruction" {
-            continue;
-        }
-        let (Ok(level), Some(bytes)) = (level.trim().parse::<u32>(), parse_size(size.trim()))
-        else {
-            continue;
-        };
-        if !matches!(best, Some((l, _)) if l >= level) {
-            best = Some((level, bytes));
-        }
-    }
-    best.map(|(_, b)| b)
-}
-
-/// Parses sysfs sizes such as `32768K`, `4M`, `512`.
-fn parse_size(s: &str) -> Option<u64> {
-    let (num, mult) = match s.chars().last()? {
-        'K' | 'k' => (&s[..s.len() - 1], 1u64 << 10),
-        'M' | 'm' => (&s[..s.len() - 1], 1 << 20),
-        'G' | 'g' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    num.trim().parse::<u64>().ok().map(|x| x * mult)
+    plexus_graph::caches::last_level_bytes()
 }
 
 /// Nanoseconds per dependent load when chasing a random cyclic permutation
@@ -308,14 +278,6 @@ mod tests {
             assert_eq!(kept.cpu, cpu_model());
         }
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn sysfs_sizes_parse() {
-        assert_eq!(parse_size("32768K"), Some(32 << 20));
-        assert_eq!(parse_size("4M"), Some(4 << 20));
-        assert_eq!(parse_size("512"), Some(512));
-        assert_eq!(parse_size("x"), None);
     }
 
     #[test]

@@ -407,21 +407,29 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
         Method::Jacobi | Method::GaussSeidel => {}
     }
     let isolated = Isolated::with_teleport(g, cfg, &teleport);
-    Ok(match (cfg.method, cfg.precision) {
-        (Method::Jacobi, Precision::Double) => {
-            fused::<f64, false, false, JACOBI_BLOCK>(g, cfg, &teleport, isolated, None)
+    Ok(match cfg.method {
+        Method::Jacobi => {
+            fused_in_precision::<false, false, JACOBI_BLOCK>(g, cfg, &teleport, isolated, None)
         }
-        (Method::Jacobi, Precision::Single) => {
-            fused::<f32, false, false, JACOBI_BLOCK>(g, cfg, &teleport, isolated, None)
+        Method::GaussSeidel => {
+            fused_in_precision::<true, false, GS_BLOCK>(g, cfg, &teleport, None, None)
         }
-        (Method::GaussSeidel, Precision::Double) => {
-            fused::<f64, true, false, GS_BLOCK>(g, cfg, &teleport, None, None)
-        }
-        (Method::GaussSeidel, Precision::Single) => {
-            fused::<f32, true, false, GS_BLOCK>(g, cfg, &teleport, None, None)
-        }
-        (Method::Push | Method::Chebyshev, _) => unreachable!("handled above"),
+        Method::Push | Method::Chebyshev => unreachable!("handled above"),
     })
+}
+
+/// [`fused`] with the contributions `cfg.precision` names.
+fn fused_in_precision<const GS: bool, const CHEB: bool, const BLOCK: usize>(
+    g: &Graph,
+    cfg: &Config,
+    teleport: &Teleport,
+    isolated: Option<Isolated>,
+    initial: Option<&[f64]>,
+) -> Output {
+    match cfg.precision {
+        Precision::Double => fused::<f64, GS, CHEB, BLOCK>(g, cfg, teleport, isolated, initial),
+        Precision::Single => fused::<f32, GS, CHEB, BLOCK>(g, cfg, teleport, isolated, initial),
+    }
 }
 
 /// Whether [`Method::Chebyshev`] applies to `g` with `cfg`, and why not.
@@ -441,24 +449,20 @@ fn chebyshev_applies(cfg: &Config) -> Result<(), AlgoError> {
 /// plain Jacobi iterations from it until none is left.
 fn chebyshev(g: &Graph, cfg: &Config, teleport: &Teleport) -> Result<Output, AlgoError> {
     chebyshev_applies(cfg)?;
-    let mut out = match cfg.precision {
-        Precision::Double => fused::<f64, false, true, JACOBI_BLOCK>(g, cfg, teleport, None, None),
-        Precision::Single => fused::<f32, false, true, JACOBI_BLOCK>(g, cfg, teleport, None, None),
-    };
+    let mut out = fused_in_precision::<false, true, JACOBI_BLOCK>(g, cfg, teleport, None, None);
     let limit = cfg.iterations.unwrap_or(cfg.max_iterations);
     while out.iterations < limit && out.rank.iter().any(|&r| r < 0.0) {
         let one = Config {
             iterations: Some(1),
             ..cfg.clone()
         };
-        let next = match cfg.precision {
-            Precision::Double => {
-                fused::<f64, false, false, JACOBI_BLOCK>(g, &one, teleport, None, Some(&out.rank))
-            }
-            Precision::Single => {
-                fused::<f32, false, false, JACOBI_BLOCK>(g, &one, teleport, None, Some(&out.rank))
-            }
-        };
+        let next = fused_in_precision::<false, false, JACOBI_BLOCK>(
+            g,
+            &one,
+            teleport,
+            None,
+            Some(&out.rank),
+        );
         out = Output {
             iterations: out.iterations + 1,
             converged: next.change < g.num_vertices() as f64 * cfg.tolerance,
@@ -579,14 +583,13 @@ fn push(g: &Graph, cfg: &Config, teleport: &Teleport) -> Result<Output, AlgoErro
         ..cfg.clone()
     };
     let isolated = Isolated::with_teleport(g, cfg, teleport);
-    let mut out = match cfg.precision {
-        Precision::Double => {
-            fused::<f64, false, false, JACOBI_BLOCK>(g, &rest, teleport, isolated, Some(&start))
-        }
-        Precision::Single => {
-            fused::<f32, false, false, JACOBI_BLOCK>(g, &rest, teleport, isolated, Some(&start))
-        }
-    };
+    let mut out = fused_in_precision::<false, false, JACOBI_BLOCK>(
+        g,
+        &rest,
+        teleport,
+        isolated,
+        Some(&start),
+    );
     out.iterations += pushed.rounds;
     Ok(out)
 }
@@ -1506,6 +1509,12 @@ fn reference_with<C: Contribution>(g: &Graph, cfg: &Config, teleport: &Teleport)
     }
 }
 
+/// What f32 contributions may move ranks by in L1 at damping `d`, with a
+/// margin ([`verify`]'s allowance for [`Precision::Single`]).
+fn single_precision_slack(d: f64) -> f64 {
+    4.0 * f64::from(f32::EPSILON) / (1.0 - d)
+}
+
 /// Checks that `out.rank` is a probability vector and a fixed point of the
 /// iteration `F` (one Jacobi step, f64) within what the run guarantees:
 ///
@@ -1545,7 +1554,7 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     let d = cfg.damping;
     let mut slack = 1e-9 + n as f64 * 1e-14;
     if cfg.precision == Precision::Single {
-        slack += 4.0 * f64::from(f32::EPSILON) / (1.0 - d);
+        slack += single_precision_slack(d);
     }
     if !(out.change >= 0.0 && out.change.is_finite()) {
         return Err(VerifyError::new(format!(
@@ -2537,7 +2546,7 @@ mod tests {
             // ‖x - π‖₁ ≤ ‖F(x) - x‖₁ / (1 - d) ≤ change / (1 - d).
             let want = exact(&g, &cfg);
             let err: f64 = first.rank.iter().zip(&want).map(|(a, b)| (a - b).abs()).sum();
-            let rounding = if single { 4.0 * f64::from(f32::EPSILON) / (1.0 - cfg.damping) } else { 0.0 };
+            let rounding = if single { single_precision_slack(cfg.damping) } else { 0.0 };
             prop_assert!(err <= first.change / (1.0 - cfg.damping) + rounding + 1e-12, "error {} change {}", err, first.change);
             same_bits_at_every_thread_count(&g, &cfg, &first)?;
         }
