@@ -68,15 +68,19 @@ KERNELS = [
 # name -> (source, directed, SSSP delta[, vertex order]). Deltas follow
 # GAPBS's benchmark flags for weights 1..255: 2 on Kronecker and social
 # graphs, 256 on the road graph (a sweep in ../shared/anchors/gapbs.md). A
-# vertex order is passed to `plexus import --order` (the `-degree` graphs
-# are the same edge lists stored in degree order; results stay in the
-# input's ids, so the peers and the verifiers see the same graph).
+# vertex order is passed to `plexus import --order`; without one the import
+# takes its default, `auto`, which stores the Kronecker graphs in degree
+# order and the real graphs in their own (so `kronS` and `kronS-degree` are
+# the same store, and `kronS-natural` keeps the generator's ids). Results
+# stay in the input's ids, so the peers and the verifiers see the same graph.
 GRAPH_SPECS = {
     "kron12": ("kron:12", False, 2),
     "kron20": ("kron:20", False, 2),
     "kron22": ("kron:22", False, 2),
     "kron20-degree": ("kron:20", False, 2, "degree"),
     "kron22-degree": ("kron:22", False, 2, "degree"),
+    "kron20-natural": ("kron:20", False, 2, "none"),
+    "kron22-natural": ("kron:22", False, 2, "none"),
     "cnr-2000": ("shared:cnr-2000.el.gz", True, 2),
     "soc-Slashdot0902": ("shared:soc-Slashdot0902.el.gz", True, 2),
     "USA-road-FLA": ("shared:USA-road-FLA.el.gz", False, 256),

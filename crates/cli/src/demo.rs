@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use clap::Args;
 use plexus_graph::generate::{GenOptions, Generator};
-use plexus_graph::{ImportOptions, NoProgress, Provenance};
+use plexus_graph::{ImportOptions, NoProgress, OrderChoice, Provenance};
 
 use crate::fmt::{bytes, secs, thousands};
 use crate::graph_cmds::{degree_stats, Ctx};
@@ -41,6 +41,8 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
         scale: a.scale,
         edge_factor: 16,
         max_weight: Some(255),
+        // As `plexus generate` and `plexus import` do by default.
+        order: OrderChoice::Auto,
         ..Default::default()
     };
     let g = plexus_graph::generate::generate(Generator::Kron, &o)?;
@@ -73,6 +75,7 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
                 let t = Instant::now();
                 let opts = ImportOptions {
                     directed: Some(false),
+                    order: OrderChoice::Auto,
                     ..Default::default()
                 };
                 let g = plexus_graph::import_file(&file, &opts, &NoProgress)?;

@@ -9,8 +9,8 @@ use plexus_graph::generate::{GenOptions, Generator};
 use plexus_graph::import::{CsvOptions, IdType};
 use plexus_graph::store::{check_graph_file, dir_size, read_header, GRAPH_FILE};
 use plexus_graph::{
-    DataDir, DegreeSummary, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, Provenance,
-    VertexOrder,
+    DataDir, DegreeSummary, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, OrderChoice,
+    Provenance,
 };
 use serde_json::json;
 
@@ -49,9 +49,9 @@ pub struct ImportArgs {
     /// Duplicate edges: keep, drop, min (keep the smallest weight) or sum (add weights).
     #[arg(long, default_value = "keep")]
     pub duplicates: DuplicatePolicy,
-    /// Vertex order: none, degree (descending) or rcm (reverse Cuthill–McKee). Results stay in your ids.
-    #[arg(long, default_value = "none")]
-    pub order: VertexOrder,
+    /// Vertex order: auto (degree order for large graphs with skewed degrees whose ids carry no locality of their own, else none), none (your ids' order), degree (descending) or rcm (reverse Cuthill–McKee). Results stay in your ids.
+    #[arg(long, default_value = "auto")]
+    pub order: OrderChoice,
     /// CSV: source column (header name or 0-based index; default 0).
     #[arg(long)]
     pub src_col: Option<String>,
@@ -116,9 +116,9 @@ pub struct GenerateArgs {
     /// Keep self-loops and duplicate edges (dropped by default, as GAPBS does).
     #[arg(long)]
     pub keep_multi: bool,
-    /// Vertex order: none, degree or rcm.
-    #[arg(long, default_value = "none")]
-    pub order: VertexOrder,
+    /// Vertex order: auto, none, degree or rcm (as for import).
+    #[arg(long, default_value = "auto")]
+    pub order: OrderChoice,
     /// Store under this name (default: e.g. kron18).
     #[arg(long, conflicts_with = "out")]
     pub name: Option<String>,

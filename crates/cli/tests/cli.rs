@@ -819,6 +819,44 @@ fn flipped_offsets_byte_fails_plain_info_cleanly() {
 }
 
 #[test]
+fn by_default_a_large_skewed_graph_is_stored_in_degree_order_and_answers_in_its_own_ids() {
+    let env = Env::new();
+    env.ok(&[
+        "generate",
+        "kron",
+        "--scale",
+        "17",
+        "--edge-factor",
+        "8",
+        "--name",
+        "auto",
+    ]);
+    env.ok(&[
+        "generate",
+        "kron",
+        "--scale",
+        "17",
+        "--edge-factor",
+        "8",
+        "--name",
+        "natural",
+        "--order",
+        "none",
+    ]);
+    assert_eq!(env.info_json("auto")["order"], "degree");
+    assert_eq!(env.info_json("natural")["order"], "none");
+    // The same answers, in the same ids, either way.
+    let a = env.ok(&["run", "bfs", "auto", "--source", "5", "--json"]);
+    let b = env.ok(&["run", "bfs", "natural", "--source", "5", "--json"]);
+    let reached =
+        |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["reached"].clone();
+    assert_eq!(reached(&a), reached(&b));
+    // A small graph keeps its ids' order.
+    env.ok(&["generate", "kron", "--scale", "10", "--name", "small"]);
+    assert_eq!(env.info_json("small")["order"], "none");
+}
+
+#[test]
 fn empty_matrix_market_imported_with_an_order_can_be_opened() {
     let env = Env::new();
     let p = env.write(

@@ -1,6 +1,7 @@
 //! Building a [`Graph`] from an edge buffer, as named steps (GAPBS
-//! `builder.h` style): degrees → prefix sum → scatter → sort/dedup per
-//! vertex → optional relabel → transpose (CSC) → chunk table.
+//! `builder.h` style): degrees → (degree order: endpoints renamed) → prefix
+//! sum → scatter → sort/dedup per vertex → (RCM: relabel) → transpose (CSC)
+//! → chunk table.
 
 use rayon::prelude::*;
 
@@ -8,7 +9,7 @@ use crate::adjacency::Adjacency;
 use crate::chunks::chunk_table;
 use crate::graph::{Graph, GraphMeta, VertexOrder};
 use crate::ids::IdMap;
-use crate::order::compute_order;
+use crate::order::{compute_order, degree_order, near_share, worth_degree_order, OrderChoice};
 use crate::section::Section;
 use crate::types::{EdgeIdx, VertexId, Weight, MAX_VERTICES};
 use crate::{GraphError, Result};
@@ -77,8 +78,8 @@ pub struct BuildOptions {
     pub self_loops: LoopPolicy,
     /// Duplicate-edge policy.
     pub duplicates: DuplicatePolicy,
-    /// Vertex order to apply.
-    pub order: VertexOrder,
+    /// Vertex order to apply (the natural one by default).
+    pub order: OrderChoice,
 }
 
 impl BuildOptions {
@@ -197,66 +198,116 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
     }
     let weighted = edges.weights.is_some();
     let drop_loops = opts.self_loops == LoopPolicy::Drop;
-    let EdgeBuffer { src, dst, weights } = edges;
+    let EdgeBuffer {
+        mut src,
+        mut dst,
+        weights,
+    } = edges;
     let m = src.len();
     let symmetric = !opts.directed;
+    let by_degree = match opts.order {
+        OrderChoice::Auto | OrderChoice::Exactly(VertexOrder::Degree) => n > 0,
+        OrderChoice::Exactly(_) => false,
+    };
+    let near = (opts.order == OrderChoice::Auto).then(|| near_share(&src, &dst));
 
-    // Steps 1–3: degrees, prefix sum, scatter (both directions for undirected).
+    // Steps 1–3: degrees, (degree order,) prefix sum, scatter (both
+    // directions for undirected).
     let bounds = chunk_bounds(m, n, |i| i as u64 * if symmetric { 2 } else { 1 });
-    let mut out = scatter(
-        n,
-        weighted,
-        &bounds,
-        &EdgeArcs {
-            src: &src,
-            dst: &dst,
-            weights: weights.as_deref(),
-            drop_loops,
-            symmetric,
-        },
-    );
+    let chunks = ranges(&bounds);
+    let t = std::time::Instant::now();
+    // A directed arc adds to its target's degree too.
+    let count_targets = by_degree && !symmetric;
+    let arcs = EdgeArcs {
+        src: &src,
+        dst: &dst,
+        weights: weights.as_deref(),
+        drop_loops,
+        symmetric,
+    };
+    let (mut counts, into) = count_arcs(n, &chunks, &arcs, count_targets);
+    let t = crate::trace::phase("count degrees", t);
+    // Degree order, from each vertex's arcs in the input (duplicates
+    // counted), is applied before the scatter: the counts follow their
+    // vertices and the endpoints are renamed in place, so arcs land in their
+    // new lists at once and no relabelling pass follows.
+    let scattered_order = by_degree
+        .then(|| {
+            let deg: Vec<u64> = (0..n)
+                .into_par_iter()
+                .map(|v| counts.iter().chain(&into).map(|c| c[v]).sum())
+                .collect();
+            near.is_none_or(|near| worth_degree_order(&deg, near))
+                .then(|| degree_order(&deg))
+        })
+        .flatten();
+    drop(into);
+    if let Some(old_of_new) = &scattered_order {
+        for c in counts.iter_mut() {
+            *c = old_of_new.par_iter().map(|&old| c[old as usize]).collect();
+        }
+        let new_of_old = inverse(old_of_new);
+        src.par_iter_mut()
+            .chain(dst.par_iter_mut())
+            .for_each(|v| *v = new_of_old[*v as usize]);
+        crate::trace::phase("degree order", t);
+    }
+    let arcs = EdgeArcs {
+        src: &src,
+        dst: &dst,
+        weights: weights.as_deref(),
+        drop_loops,
+        symmetric,
+    };
+    let out = place(n, weighted, &chunks, counts, &arcs);
     drop((src, dst, weights));
     let t = std::time::Instant::now();
     // Step 4: sort each list, apply the duplicate policy.
+    let mut out = out;
     sort_lists(&mut out);
     let t = crate::trace::phase("sort lists", t);
     if opts.duplicates != DuplicatePolicy::Keep {
         out = dedup_lists(out, opts.duplicates);
     }
-    let mut t = crate::trace::phase("duplicates", t);
+    let t = crate::trace::phase("duplicates", t);
     let mut out = into_adjacency(out);
 
-    // Step 5: vertex order.
-    let (ids, old_of_new) = if opts.order != VertexOrder::None && n > 0 {
-        let old_of_new = compute_order(&out, opts.order, opts.directed);
-        let mut new_of_old = vec![0 as VertexId; n];
-        for (new, &old) in old_of_new.iter().enumerate() {
-            new_of_old[old as usize] = new as VertexId;
+    // Step 5: an order other than degree's, on the built lists.
+    let (old_of_new, order) = match (scattered_order, opts.order) {
+        (Some(p), _) => (Some(p), VertexOrder::Degree),
+        (None, OrderChoice::Exactly(o @ VertexOrder::Rcm)) if n > 0 => {
+            let p = compute_order(&out, o, opts.directed);
+            out = relabel(&out, &p, &inverse(&p));
+            (Some(p), o)
         }
-        out = relabel(&out, &old_of_new, &new_of_old);
-        (
-            ids.permuted(&old_of_new),
-            Some((Section::owned(old_of_new), Section::owned(new_of_old))),
-        )
-    } else {
-        (ids, None)
+        _ => (None, VertexOrder::None),
     };
-
-    if opts.order != VertexOrder::None {
-        t = crate::trace::phase("order", t);
-    }
+    let (ids, perm) = match old_of_new {
+        Some(old_of_new) => {
+            let new_of_old = inverse(&old_of_new);
+            (
+                ids.permuted(&old_of_new),
+                Some((Section::owned(old_of_new), Section::owned(new_of_old))),
+            )
+        }
+        None => (ids, None),
+    };
+    let t = crate::trace::phase("order", t);
     // Step 6: in-edges.
     let inc = opts.directed.then(|| transpose(&out));
     let t = crate::trace::phase("in-edges", t);
-    // An empty graph has no permutation to store, so it records no order.
-    let order = if old_of_new.is_some() {
-        opts.order
-    } else {
-        VertexOrder::None
-    };
-    let g = assemble(out, inc, ids, old_of_new, opts.directed, order);
+    let g = assemble(out, inc, ids, perm, opts.directed, order);
     crate::trace::phase("assemble", t);
     Ok(g)
+}
+
+/// `new_of_old` from `old_of_new`.
+fn inverse(old_of_new: &[VertexId]) -> Vec<VertexId> {
+    let mut new_of_old = vec![0 as VertexId; old_of_new.len()];
+    for (new, &old) in old_of_new.iter().enumerate() {
+        new_of_old[old as usize] = new as VertexId;
+    }
+    new_of_old
 }
 
 /// Computes the derived facts (self-loops, integrality, chunks) and returns
@@ -367,19 +418,59 @@ impl<T> DisjointWriter<T> {
 /// A vertex's arcs land in chunk order and, within a chunk, in the order
 /// `arcs` yields them; lists come out unsorted for [`sort_lists`].
 fn scatter(n: usize, weighted: bool, bounds: &[usize], arcs: &impl ArcSource) -> Lists {
-    let chunks: Vec<std::ops::Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+    let chunks = ranges(bounds);
     let t = std::time::Instant::now();
-    // Per chunk, its arcs per source vertex.
-    let mut cursors: Vec<Vec<EdgeIdx>> = chunks
+    let (counts, _) = count_arcs(n, &chunks, arcs, false);
+    crate::trace::phase("count degrees", t);
+    place(n, weighted, &chunks, counts, arcs)
+}
+
+/// The chunks `bounds` cut.
+fn ranges(bounds: &[usize]) -> Vec<std::ops::Range<usize>> {
+    bounds.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// Per chunk, its arcs per source vertex, and, when `count_targets`, per
+/// target vertex (else no chunk's).
+type ChunkCounts = (Vec<Vec<EdgeIdx>>, Vec<Vec<EdgeIdx>>);
+
+/// Counts, per chunk of `arcs`, the arcs of every source vertex, and of
+/// every target vertex when `count_targets`.
+fn count_arcs(
+    n: usize,
+    chunks: &[std::ops::Range<usize>],
+    arcs: &impl ArcSource,
+    count_targets: bool,
+) -> ChunkCounts {
+    let (counts, mut into): ChunkCounts = chunks
         .par_iter()
         .with_max_len(1)
         .map(|r| {
             let mut count = vec![0 as EdgeIdx; n];
-            arcs.for_each_arc(r.clone(), |u, _, _| count[u as usize] += 1);
-            count
+            let mut into = vec![0 as EdgeIdx; if count_targets { n } else { 0 }];
+            arcs.for_each_arc(r.clone(), |u, v, _| {
+                count[u as usize] += 1;
+                if count_targets {
+                    into[v as usize] += 1;
+                }
+            });
+            (count, into)
         })
-        .collect();
-    let t = crate::trace::phase("count degrees", t);
+        .unzip();
+    into.retain(|c| !c.is_empty());
+    (counts, into)
+}
+
+/// The scatter's second half: offsets from the per-chunk counts of
+/// [`count_arcs`], then every arc written at its chunk's cursor.
+fn place(
+    n: usize,
+    weighted: bool,
+    chunks: &[std::ops::Range<usize>],
+    mut cursors: Vec<Vec<EdgeIdx>>,
+    arcs: &impl ArcSource,
+) -> Lists {
+    let t = std::time::Instant::now();
     // Offsets, and each chunk's first slot per vertex: the vertex's offset
     // plus the arcs the chunks before it hold.
     let mut offsets = Vec::with_capacity(n + 1);

@@ -11,8 +11,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
 use crate::builder::{BuildOptions, DuplicatePolicy, EdgeBuffer, LoopPolicy};
-use crate::graph::VertexOrder;
 use crate::ids::IdMap;
+use crate::order::OrderChoice;
 use crate::types::{VertexId, MAX_VERTICES};
 use crate::{build, Graph, GraphError, Result};
 
@@ -57,7 +57,7 @@ pub struct GenOptions {
     /// Keep self-loops and duplicate edges instead of dropping them.
     pub keep_multi: bool,
     /// Vertex order to apply after generation.
-    pub order: VertexOrder,
+    pub order: OrderChoice,
 }
 
 impl Default for GenOptions {
@@ -72,7 +72,7 @@ impl Default for GenOptions {
             max_weight: None,
             permute: true,
             keep_multi: false,
-            order: VertexOrder::None,
+            order: OrderChoice::default(),
         }
     }
 }
@@ -242,6 +242,49 @@ mod tests {
         assert!(!a.is_directed());
         assert_eq!(a.num_vertices(), 256);
         assert_eq!(a.meta().self_loops, 0);
+    }
+
+    #[test]
+    fn auto_orders_a_kronecker_graph_by_degree_and_leaves_a_grid_alone() {
+        use crate::graph::VertexOrder;
+        let kron = GenOptions {
+            scale: 17,
+            edge_factor: 8,
+            ..Default::default()
+        };
+        let natural = generate(Generator::Kron, &kron).unwrap();
+        let auto = generate(
+            Generator::Kron,
+            &GenOptions {
+                order: OrderChoice::Auto,
+                ..kron
+            },
+        )
+        .unwrap();
+        assert_eq!(natural.meta().order, VertexOrder::None);
+        assert_eq!(auto.meta().order, VertexOrder::Degree);
+        // The same graph in the same external ids.
+        let external = |g: &Graph| {
+            let mut arcs: Vec<(i64, i64)> = g
+                .arcs()
+                .map(|(u, v, _)| (g.natural_id(u) as i64, g.natural_id(v) as i64))
+                .collect();
+            arcs.sort_unstable();
+            arcs
+        };
+        assert_eq!(external(&auto), external(&natural));
+        let grid = generate(
+            Generator::Grid2d {
+                width: 512,
+                height: 512,
+            },
+            &GenOptions {
+                order: OrderChoice::Auto,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(grid.meta().order, VertexOrder::None);
     }
 
     #[test]

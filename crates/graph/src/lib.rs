@@ -41,6 +41,7 @@ pub use error::{GraphError, Result};
 pub use graph::{DegreeSummary, Graph, GraphMeta, VertexOrder, WeightStats};
 pub use ids::{ExternalId, IdKind, IdMap};
 pub use import::{import_file, Format, ImportOptions, NoProgress, Progress};
+pub use order::OrderChoice;
 pub use section::Section;
 pub use store::{DataDir, Provenance};
 pub use types::{vid, EdgeIdx, VertexId, Weight, MAX_VERTICES};

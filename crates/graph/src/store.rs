@@ -926,7 +926,7 @@ mod tests {
     fn sample() -> Graph {
         let t = [(0, 1, 1.5), (1, 2, 2.0), (2, 0, 3.0), (2, 2, 1.0)];
         let mut o = BuildOptions::directed();
-        o.order = VertexOrder::Degree;
+        o.order = VertexOrder::Degree.into();
         crate::build(
             4,
             crate::EdgeBuffer::from_triples(&t),

@@ -675,7 +675,7 @@ fn round_trip_sources() -> Vec<(&'static str, Graph)> {
             import(
                 "tiny.wel",
                 &ImportOptions {
-                    order: plexus_graph::VertexOrder::Degree,
+                    order: plexus_graph::VertexOrder::Degree.into(),
                     ..Default::default()
                 },
             ),

@@ -774,7 +774,7 @@ mod tests {
             .collect();
         let plain = Graph::from_edges(10, &pairs, &BuildOptions::directed()).unwrap();
         let opts = BuildOptions {
-            order: VertexOrder::Degree,
+            order: VertexOrder::Degree.into(),
             ..BuildOptions::directed()
         };
         let g = Graph::from_edges(10, &pairs, &opts).unwrap();

@@ -54,9 +54,9 @@ impl Spec {
                 DuplicatePolicy::Keep
             },
             order: if self.reorder {
-                VertexOrder::Degree
+                VertexOrder::Degree.into()
             } else {
-                VertexOrder::None
+                VertexOrder::None.into()
             },
             ..BuildOptions::default()
         };

@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::builder::{BuildOptions, DuplicatePolicy, EdgeBuffer, LoopPolicy};
-use crate::graph::{Graph, VertexOrder};
+use crate::graph::Graph;
 use crate::ids::IdMap;
+use crate::order::OrderChoice;
 use crate::types::{VertexId, Weight, MAX_VERTICES};
 use crate::{GraphError, Result};
 
@@ -121,7 +122,7 @@ pub struct ImportOptions {
     /// Duplicate-edge policy.
     pub duplicates: DuplicatePolicy,
     /// Vertex order.
-    pub order: VertexOrder,
+    pub order: OrderChoice,
     /// CSV options.
     pub csv: CsvOptions,
 }
