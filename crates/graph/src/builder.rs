@@ -259,11 +259,10 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
         drop_loops,
         symmetric,
     };
-    let out = place(n, weighted, &chunks, counts, &arcs);
+    let mut out = place(n, weighted, &chunks, counts, &arcs);
     drop((src, dst, weights));
     let t = std::time::Instant::now();
     // Step 4: sort each list, apply the duplicate policy.
-    let mut out = out;
     sort_lists(&mut out);
     let t = crate::trace::phase("sort lists", t);
     if opts.duplicates != DuplicatePolicy::Keep {
@@ -272,7 +271,8 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
     let t = crate::trace::phase("duplicates", t);
     let mut out = into_adjacency(out);
 
-    // Step 5: an order other than degree's, on the built lists.
+    // Step 5: an order other than degree's, on the built lists. An empty
+    // graph has no permutation to store, so it records no order.
     let (old_of_new, order) = match (scattered_order, opts.order) {
         (Some(p), _) => (Some(p), VertexOrder::Degree),
         (None, OrderChoice::Exactly(o @ VertexOrder::Rcm)) if n > 0 => {
