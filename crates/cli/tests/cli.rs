@@ -821,28 +821,12 @@ fn flipped_offsets_byte_fails_plain_info_cleanly() {
 #[test]
 fn by_default_a_large_skewed_graph_is_stored_in_degree_order_and_answers_in_its_own_ids() {
     let env = Env::new();
-    env.ok(&[
-        "generate",
-        "kron",
-        "--scale",
-        "17",
-        "--edge-factor",
-        "8",
-        "--name",
-        "auto",
-    ]);
-    env.ok(&[
-        "generate",
-        "kron",
-        "--scale",
-        "17",
-        "--edge-factor",
-        "8",
-        "--name",
-        "natural",
-        "--order",
-        "none",
-    ]);
+    for (name, order) in [("auto", &[][..]), ("natural", &["--order", "none"][..])] {
+        let mut args = vec!["generate", "kron", "--scale", "17", "--edge-factor", "8"];
+        args.extend(["--name", name]);
+        args.extend(order);
+        env.ok(&args);
+    }
     assert_eq!(env.info_json("auto")["order"], "degree");
     assert_eq!(env.info_json("natural")["order"], "none");
     // The same answers, in the same ids, either way.

@@ -218,13 +218,7 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
     let t = std::time::Instant::now();
     // A directed arc adds to its target's degree too.
     let count_targets = by_degree && !symmetric;
-    let arcs = EdgeArcs {
-        src: &src,
-        dst: &dst,
-        weights: weights.as_deref(),
-        drop_loops,
-        symmetric,
-    };
+    let arcs = EdgeArcs::new(&src, &dst, weights.as_deref(), drop_loops, symmetric);
     let (mut counts, into) = count_arcs(n, &chunks, &arcs, count_targets);
     let t = crate::trace::phase("count degrees", t);
     // Degree order, from each vertex's arcs in the input (duplicates
@@ -252,13 +246,7 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
             .for_each(|v| *v = new_of_old[*v as usize]);
         crate::trace::phase("degree order", t);
     }
-    let arcs = EdgeArcs {
-        src: &src,
-        dst: &dst,
-        weights: weights.as_deref(),
-        drop_loops,
-        symmetric,
-    };
+    let arcs = EdgeArcs::new(&src, &dst, weights.as_deref(), drop_loops, symmetric);
     let mut out = place(n, weighted, &chunks, counts, &arcs);
     drop((src, dst, weights));
     let t = std::time::Instant::now();
@@ -532,6 +520,24 @@ struct EdgeArcs<'a> {
     weights: Option<&'a [Weight]>,
     drop_loops: bool,
     symmetric: bool,
+}
+
+impl<'a> EdgeArcs<'a> {
+    fn new(
+        src: &'a [VertexId],
+        dst: &'a [VertexId],
+        weights: Option<&'a [Weight]>,
+        drop_loops: bool,
+        symmetric: bool,
+    ) -> Self {
+        EdgeArcs {
+            src,
+            dst,
+            weights,
+            drop_loops,
+            symmetric,
+        }
+    }
 }
 
 impl ArcSource for EdgeArcs<'_> {
