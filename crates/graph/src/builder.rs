@@ -232,15 +232,14 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
                 .map(|v| counts.iter().chain(&into).map(|c| c[v]).sum())
                 .collect();
             near.is_none_or(|near| worth_degree_order(&deg, near))
-                .then(|| degree_order(&deg))
+                .then(|| with_inverse(degree_order(&deg)))
         })
         .flatten();
     drop(into);
-    if let Some(old_of_new) = &scattered_order {
+    if let Some((old_of_new, new_of_old)) = &scattered_order {
         for c in counts.iter_mut() {
             *c = old_of_new.par_iter().map(|&old| c[old as usize]).collect();
         }
-        let new_of_old = inverse(old_of_new);
         src.par_iter_mut()
             .chain(dst.par_iter_mut())
             .for_each(|v| *v = new_of_old[*v as usize]);
@@ -261,23 +260,20 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
 
     // Step 5: an order other than degree's, on the built lists. An empty
     // graph has no permutation to store, so it records no order.
-    let (old_of_new, order) = match (scattered_order, opts.order) {
+    let (perm, order) = match (scattered_order, opts.order) {
         (Some(p), _) => (Some(p), VertexOrder::Degree),
         (None, OrderChoice::Exactly(o @ VertexOrder::Rcm)) if n > 0 => {
-            let p = compute_order(&out, o, opts.directed);
-            out = relabel(&out, &p, &inverse(&p));
-            (Some(p), o)
+            let (old_of_new, new_of_old) = with_inverse(compute_order(&out, o, opts.directed));
+            out = relabel(&out, &old_of_new, &new_of_old);
+            (Some((old_of_new, new_of_old)), o)
         }
         _ => (None, VertexOrder::None),
     };
-    let (ids, perm) = match old_of_new {
-        Some(old_of_new) => {
-            let new_of_old = inverse(&old_of_new);
-            (
-                ids.permuted(&old_of_new),
-                Some((Section::owned(old_of_new), Section::owned(new_of_old))),
-            )
-        }
+    let (ids, perm) = match perm {
+        Some((old_of_new, new_of_old)) => (
+            ids.permuted(&old_of_new),
+            Some((Section::owned(old_of_new), Section::owned(new_of_old))),
+        ),
         None => (ids, None),
     };
     let t = crate::trace::phase("order", t);
@@ -289,13 +285,13 @@ pub fn build(n: usize, edges: EdgeBuffer, ids: IdMap, opts: &BuildOptions) -> Re
     Ok(g)
 }
 
-/// `new_of_old` from `old_of_new`.
-fn inverse(old_of_new: &[VertexId]) -> Vec<VertexId> {
+/// `(old_of_new, new_of_old)` from `old_of_new`.
+fn with_inverse(old_of_new: Vec<VertexId>) -> (Vec<VertexId>, Vec<VertexId>) {
     let mut new_of_old = vec![0 as VertexId; old_of_new.len()];
     for (new, &old) in old_of_new.iter().enumerate() {
         new_of_old[old as usize] = new as VertexId;
     }
-    new_of_old
+    (old_of_new, new_of_old)
 }
 
 /// Computes the derived facts (self-loops, integrality, chunks) and returns
