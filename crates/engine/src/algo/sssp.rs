@@ -445,8 +445,8 @@ impl<W: Word> Tentative<W> {
                 W::UNREACHED
             })
         });
-        let shift = (delta >= 1.0 && delta <= 4_294_967_296.0 && delta.fract() == 0.0)
-            .then(|| delta as u64)
+        let shift = ((1.0..=4_294_967_296.0).contains(&delta) && delta.fract() == 0.0)
+            .then_some(delta as u64)
             .filter(|d| d.is_power_of_two())
             .map(u64::trailing_zeros);
         Tentative {
