@@ -882,6 +882,17 @@ impl ChebSchedule {
 /// How many in-edges ahead the fused kernel prefetches a contribution.
 const PREFETCH_AHEAD: usize = 32;
 
+/// Whether the in-list loop prefetches contributions [`PREFETCH_AHEAD`]
+/// in-edges ahead: not when the `n` contributions take at most half of a
+/// core's L2 (256 KiB when its size is unknown), where every read hits L2
+/// and the prefetch is six instructions an edge for nothing (email-Enron
+/// 4.7–5.7 against 4.4–5.2 ms a run, soc-Slashdot0902 12.8–13.4 against
+/// 11.8–12.0 ms; bench/NOTES.md, session 35). Never changes a result.
+fn prefetch_contributions<C>(n: usize) -> bool {
+    let l2 = plexus_graph::caches::l2_bytes().unwrap_or(512 << 10);
+    (n as u64).saturating_mul(std::mem::size_of::<C>() as u64) > l2 / 2
+}
+
 /// In-list positions per vertex read without a branch on graphs of short
 /// in-lists ([`short_in_lists`]).
 const SHORT: usize = 4;
@@ -1009,6 +1020,7 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
     // than the loop (USA-road-FLA, f32: 8.1 against 6.9 ms per sweep).
     let short = !GS && tiles.is_none() && short_in_lists(g);
     let x0 = |u: VertexId| x0(u as usize);
+    let prefetch = prefetch_contributions::<C>(n);
     let mut dangling = deterministic_sum(n, |u| if g.out_degree(u) == 0 { x0(u) } else { 0.0 });
     // With the elimination: the mass on vertices with edges, and its
     // dangling part (unused by plain iteration, so not summed for it).
@@ -1148,8 +1160,10 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
                     j = (j + SHORT).min(stop);
                 }
                 while j < stop {
-                    if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
-                        crate::prefetch::prefetch(prev, w as usize);
+                    if prefetch {
+                        if let Some(&w) = block_sources.get(j + PREFETCH_AHEAD) {
+                            crate::prefetch::prefetch(prev, w as usize);
+                        }
                     }
                     let v = block_sources[j] as usize;
                     let x = if GS && v.wrapping_sub(lo) < len {
