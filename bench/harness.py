@@ -73,6 +73,7 @@ KERNELS = [
 # order and the real graphs in their own (so `kronS` and `kronS-degree` are
 # the same store, and `kronS-natural` keeps the generator's ids). Results
 # stay in the input's ids, so the peers and the verifiers see the same graph.
+# `kronS-directed` imports the same edge list as a directed graph.
 GRAPH_SPECS = {
     "kron12": ("kron:12", False, 2),
     "kron20": ("kron:20", False, 2),
@@ -81,6 +82,10 @@ GRAPH_SPECS = {
     "kron22-degree": ("kron:22", False, 2, "degree"),
     "kron20-natural": ("kron:20", False, 2, "none"),
     "kron22-natural": ("kron:22", False, 2, "none"),
+    # The same edge lists as directed graphs (each generated edge one arc),
+    # for the kernels defined on directed graphs only: scc.
+    "kron20-directed": ("kron:20", True, 2),
+    "kron22-directed": ("kron:22", True, 2),
     "cnr-2000": ("shared:cnr-2000.el.gz", True, 2),
     "soc-Slashdot0902": ("shared:soc-Slashdot0902.el.gz", True, 2),
     "USA-road-FLA": ("shared:USA-road-FLA.el.gz", False, 256),

@@ -403,6 +403,36 @@ pub fn trace_enabled() -> bool {
     plexus_graph::trace::enabled()
 }
 
+/// `PLEXUS_TRACE=1`: the time of each phase of an algorithm's run, one
+/// line each on stderr (`plexus-trace ALGORITHM PHASE MS ms`); nothing
+/// otherwise.
+pub(crate) struct PhaseClock {
+    algorithm: &'static str,
+    since: Option<std::time::Instant>,
+}
+
+impl PhaseClock {
+    /// Starts timing the first phase of `algorithm`.
+    pub(crate) fn start(algorithm: &'static str) -> Self {
+        PhaseClock {
+            algorithm,
+            since: trace_enabled().then(std::time::Instant::now),
+        }
+    }
+
+    /// Prints the time since the previous phase ended, named `name`.
+    pub(crate) fn end(&mut self, name: &str) {
+        if let Some(t) = self.since.as_mut() {
+            eprintln!(
+                "plexus-trace {} {name} {:.3} ms",
+                self.algorithm,
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            *t = std::time::Instant::now();
+        }
+    }
+}
+
 /// An `f64` that threads may load and store concurrently (its bits in an
 /// `AtomicU64`), for per-vertex program state such as ranks and distances.
 #[derive(Debug, Default)]

@@ -280,6 +280,38 @@ impl Graph {
         ));
         self
     }
+    /// The graph with every arc reversed, sharing this graph's arrays (no
+    /// copy of the edges): its out-edges are these in-edges and its
+    /// in-edges these out-edges, so a push along its out-edges follows
+    /// this graph's arcs backwards. Same vertices, ids and order; the
+    /// chunk table's edge counts are swapped; no tiles (they hold the
+    /// in-edges of this graph). An undirected graph is its own reverse.
+    pub fn reversed(&self) -> Graph {
+        let Some(inc) = &self.inc else {
+            return self.clone();
+        };
+        let chunks: Vec<Chunk> = self
+            .chunks
+            .iter()
+            .map(|c| Chunk {
+                out_edges: c.in_edges,
+                in_edges: c.out_edges,
+                ..*c
+            })
+            .collect();
+        Graph {
+            meta: self.meta.clone(),
+            out: inc.clone(),
+            inc: Some(self.out.clone()),
+            ids: self.ids.clone(),
+            old_of_new: self.old_of_new.clone(),
+            new_of_old: self.new_of_old.clone(),
+            chunks: Section::owned(chunks),
+            weight_stats: std::sync::OnceLock::new(),
+            strictly_increasing: std::sync::OnceLock::new(),
+            tiles: None,
+        }
+    }
     /// Out-neighbours of `v`, sorted.
     #[inline]
     pub fn out_neighbors(&self, v: VertexId) -> &[VertexId] {

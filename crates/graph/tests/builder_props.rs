@@ -368,6 +368,36 @@ proptest! {
     }
 
     #[test]
+    fn the_reverse_holds_every_arc_backwards_on_the_same_arrays(inp in input()) {
+        let swap = |arcs: Vec<(VertexId, VertexId, u64)>| {
+            let mut v: Vec<_> = arcs.into_iter().map(|(s, d, w)| (d, s, w)).collect();
+            v.sort_unstable();
+            v
+        };
+        for directed in [true, false] {
+            let o = BuildOptions { directed, ..BuildOptions::default() };
+            let g = inp.build(&o);
+            let r = g.reversed();
+            prop_assert_eq!(r.num_vertices(), g.num_vertices());
+            prop_assert_eq!(r.is_directed(), directed);
+            prop_assert_eq!(r.old_of_new(), g.old_of_new());
+            if directed {
+                prop_assert_eq!(internal_arcs(&r, false), swap(internal_arcs(&g, false)));
+                prop_assert_eq!(internal_arcs(&r, true), swap(internal_arcs(&g, true)));
+                // Shared, not copied.
+                prop_assert!(std::ptr::eq(r.out().neighbor_array(), g.inc().neighbor_array()));
+            } else {
+                prop_assert_eq!(internal_arcs(&r, false), internal_arcs(&g, false));
+            }
+            for c in r.chunks() {
+                let (lo, hi) = (c.start as usize, c.end as usize);
+                prop_assert_eq!(c.out_edges, r.out().offsets()[hi] - r.out().offsets()[lo]);
+                prop_assert_eq!(c.in_edges, r.inc().offsets()[hi] - r.inc().offsets()[lo]);
+            }
+        }
+    }
+
+    #[test]
     fn saving_and_opening_through_the_data_dir_gives_the_same_graph(
         inp in input(),
         directed in any::<bool>(),

@@ -39,7 +39,7 @@ use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use crate::error::{AlgoError, VerifyError};
-use crate::program::{Executor, InEdges, InMemory, StepOptions, VertexProgram};
+use crate::program::{Executor, InEdges, InMemory, PhaseClock, StepOptions, VertexProgram};
 use crate::subset::VertexSubset;
 
 /// How to compute the components.
@@ -227,7 +227,7 @@ fn sample(n: usize, count: usize, seed: u64) -> impl Iterator<Item = VertexId> {
 /// Every arc is read once, from its out-list.
 fn blocked(g: &Graph, len: usize) -> Vec<u32> {
     let n = g.num_vertices();
-    let mut phase = PhaseClock::start();
+    let mut phase = PhaseClock::start("wcc");
     let parent: Vec<AtomicU32> = crate::hugepages::from_fn(n, |v| AtomicU32::new(v as u32));
     phase.end("init");
     // Each block, one task, joins the arcs inside it and keeps those that
@@ -310,27 +310,6 @@ fn compress(parent: &[AtomicU32]) {
         })
 }
 
-/// `PLEXUS_TRACE=1`: the time of each phase of a run, one line each on
-/// stderr.
-struct PhaseClock(Option<std::time::Instant>);
-
-impl PhaseClock {
-    fn start() -> Self {
-        PhaseClock(crate::program::trace_enabled().then(std::time::Instant::now))
-    }
-
-    /// Prints the time since the previous phase ended, named `name`.
-    fn end(&mut self, name: &str) {
-        if let Some(t) = self.0.as_mut() {
-            eprintln!(
-                "plexus-trace wcc {name} {:.3} ms",
-                t.elapsed().as_secs_f64() * 1e3
-            );
-            *t = std::time::Instant::now();
-        }
-    }
-}
-
 /// Rem's union with splicing on cells only the calling task touches (both
 /// ends in its block): climbs from the end whose parent is higher, hanging
 /// each visited vertex under the other end's parent, until the two meet
@@ -361,7 +340,7 @@ fn join_in_block(parent: &[AtomicU32], mut u: VertexId, mut v: VertexId) {
 /// declines.
 fn afforest(g: &Graph) -> Vec<u32> {
     let n = g.num_vertices();
-    let mut phase = PhaseClock::start();
+    let mut phase = PhaseClock::start("wcc");
     // Read in the random order of neighbour lists: on huge pages.
     let parent: Vec<AtomicU32> = crate::hugepages::from_fn(n, |v| AtomicU32::new(v as u32));
     phase.end("init");
