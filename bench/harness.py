@@ -91,7 +91,8 @@ GRAPH_SPECS = {
     "USA-road-FLA": ("shared:USA-road-FLA.el.gz", False, 256),
     "email-Enron": ("shared:email-Enron.el.gz", False, 2),
 }
-FULL = ["kron20", "kron22", "cnr-2000", "soc-Slashdot0902", "USA-road-FLA", "email-Enron"]
+FULL = ["kron20", "kron22", "kron20-directed", "kron22-directed", "cnr-2000", "soc-Slashdot0902",
+        "USA-road-FLA", "email-Enron"]
 QUICK = ["kron12"]
 
 # PageRank stops when the L1 norm of the change is below this (GAPBS's -t
