@@ -886,8 +886,9 @@ const PREFETCH_AHEAD: usize = 32;
 /// in-edges ahead: not when the `n` contributions take at most half of a
 /// core's L2 (256 KiB when its size is unknown), where every read hits L2
 /// and the prefetch is six instructions an edge for nothing (email-Enron
-/// 4.7–5.7 against 4.4–5.2 ms a run, soc-Slashdot0902 12.8–13.4 against
-/// 11.8–12.0 ms; bench/NOTES.md, session 35). Never changes a result.
+/// 4.65–4.74 against 4.53–4.58 ms a run, soc-Slashdot0902 12.7–14.0
+/// against 12.0–12.2 ms; bench/RESULTS.md, session 35). Never changes a
+/// result.
 fn prefetch_contributions<C>(n: usize) -> bool {
     let l2 = plexus_graph::caches::l2_bytes().unwrap_or(512 << 10);
     (n as u64).saturating_mul(std::mem::size_of::<C>() as u64) > l2 / 2

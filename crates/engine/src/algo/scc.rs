@@ -259,9 +259,9 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
             )
         });
     if let Some(p) = pivot {
-        let fwd = reach(g, &[p], live);
+        let fwd = reach(g, p, live);
         phase.end("forward");
-        let bwd = reach(&g.reversed(), &[p], |v| {
+        let bwd = reach(&g.reversed(), p, |v| {
             fwd[v as usize].load(Ordering::Relaxed)
         });
         phase.end("backward");
@@ -406,34 +406,25 @@ fn trim(g: &Graph, comp: &[AtomicU32]) {
     }
 }
 
-/// The vertices `seeds` reach along the arcs of `g` through vertices where
-/// `allowed` holds (seeds included), as flags: a BFS without depths, run
+/// The vertices `seed` reaches along the arcs of `g` through vertices where
+/// `allowed` holds (`seed` included), as flags: a BFS without depths, run
 /// by [`Reach`] on the in-memory executor, which pushes from a small
 /// frontier and pulls (first active in-neighbour wins) once it is large,
 /// as direction-optimising BFS does. A search of the arcs backwards runs on
 /// [`Graph::reversed`].
-fn reach(
-    g: &Graph,
-    seeds: &[VertexId],
-    allowed: impl Fn(VertexId) -> bool + Sync,
-) -> Vec<AtomicBool> {
+fn reach(g: &Graph, seed: VertexId, allowed: impl Fn(VertexId) -> bool + Sync) -> Vec<AtomicBool> {
     let n = g.num_vertices();
     let seen: Vec<AtomicBool> = (0..n)
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
         .collect();
-    for &s in seeds {
-        seen[s as usize].store(true, Ordering::Relaxed);
-    }
+    seen[seed as usize].store(true, Ordering::Relaxed);
     let program = Reach {
         seen: &seen,
         allowed,
     };
     let exec = InMemory::new(g);
-    let mut seeds = seeds.to_vec();
-    seeds.sort_unstable();
-    seeds.dedup();
-    let mut frontier = VertexSubset::from_distinct_ids(n, seeds);
+    let mut frontier = VertexSubset::from_vertex(n, seed);
     while !frontier.is_empty() {
         frontier = exec
             .superstep(&program, &frontier, &StepOptions::default())
