@@ -25,14 +25,17 @@
 //!    backward one runs on [`Graph::reversed`].
 //! 3. *Colouring* (Orzan, PhD thesis 2004; Slota, Rajamanickam & Madduri,
 //!    "BFS and coloring-based parallel algorithms for strongly connected
-//!    components", IPDPS 2014) for the rest: propagate the minimum id
-//!    forward until stable, so `colour[v]` is the smallest remaining id that
-//!    reaches `v`; each vertex `r` with `colour[r] == r` is the smallest id
-//!    of its component, which is the set of vertices of colour `r` that
-//!    reach `r` (a backward BFS within the colour). Repeat on what remains.
-//!    Whenever at most `SERIAL_CUTOFF` vertices remain (before the first
-//!    round too), finish with Pearce's variant of Tarjan (a chain of k
-//!    small components would otherwise take k rounds).
+//!    components", IPDPS 2014) for the rest, with at least
+//!    `COLOURING_MIN_THREADS` threads: propagate the minimum id forward
+//!    until stable (the `Colours` vertex program), so `colour[v]` is the
+//!    smallest remaining id that reaches `v`; each vertex `r` with
+//!    `colour[r] == r` is the smallest id of its component, which is the
+//!    set of vertices of colour `r` that reach `r` (the reach program
+//!    from every such root at once on the reversed graph, each step
+//!    within a colour). Repeat on what remains. Whenever at most
+//!    `SERIAL_CUTOFF` vertices remain (before the first round too), and
+//!    with fewer threads always, finish with Pearce's variant of Tarjan (a
+//!    chain of k small components would otherwise take k rounds).
 //!
 //! Graphs of at most `SERIAL_VERTICES` vertices and `SERIAL_ARCS` arcs
 //! skip the parallel phases: Pearce's variant (D. J. Pearce, "A
@@ -46,9 +49,10 @@
 //! overflow the stack. `verify` compares with Kosaraju's two-pass algorithm
 //! (also iterative), a second, independent method.
 //!
-//! **Executor fit.** In-memory only as written: the colouring phase is a
-//! vertex program (min-label push), but the driver re-partitions the
-//! remaining vertices between phases.
+//! **Executor fit.** Every search is a vertex program (`Reach`, `Colours`)
+//! run superstep by superstep, but the driver, trimming and Pearce's
+//! search are in-memory code that re-partitions the remaining vertices
+//! between phases.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -73,6 +77,18 @@ const UNASSIGNED: u32 = u32::MAX;
 /// all (bench/NOTES.md, session 6).
 const SERIAL_CUTOFF: usize = 200_000;
 
+/// Fewer worker threads than this finish everything forward–backward
+/// leaves by [`pearce`], with no colouring rounds. On two threads Pearce
+/// is far ahead: cnr2000x8 (eight disjoint copies of cnr-2000, 2.6 M
+/// vertices, 25.7 M arcs; forward–backward leaves 1.8 M vertices) took
+/// 175–183 ms a run with Pearce on that rest (130 ms of it) against
+/// 602–612 ms with colouring rounds down to [`SERIAL_CUTOFF`] (1,120 ms on
+/// one thread, so the rounds scale, but need about eight times the
+/// threads to catch up with Pearce; bench/NOTES.md, session 36). Sixteen
+/// leaves a margin for scaling below linear, which this 2-core machine
+/// cannot measure.
+const COLOURING_MIN_THREADS: usize = 16;
+
 /// SCC takes no parameters; the struct exists so every algorithm has the
 /// same `run(g, cfg)` shape.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,7 +110,12 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
     if g.num_vertices() <= SERIAL_VERTICES && g.num_arcs() <= SERIAL_ARCS as u64 {
         return Ok(serial(g));
     }
-    Ok(run_with_cutoff(g, SERIAL_CUTOFF))
+    let cutoff = if rayon::current_num_threads() >= COLOURING_MIN_THREADS {
+        SERIAL_CUTOFF
+    } else {
+        usize::MAX
+    };
+    Ok(run_with_cutoff(g, cutoff, &StepOptions::default()))
 }
 
 /// Graphs of at most [`SERIAL_VERTICES`] vertices and [`SERIAL_ARCS`]
@@ -235,8 +256,9 @@ fn pearce(
 }
 
 /// [`run`] with the serial cut-off as a parameter (0 = colour to the end),
-/// so tests can exercise the colouring rounds on small graphs.
-fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
+/// so tests can exercise the colouring rounds on small graphs, and with the
+/// searches' step options (tests force push or pull).
+fn run_with_cutoff(g: &Graph, serial_cutoff: usize, opts: &StepOptions) -> Output {
     let n = g.num_vertices();
     let comp: Vec<AtomicU32> = (0..n)
         .into_par_iter()
@@ -259,11 +281,16 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
             )
         });
     if let Some(p) = pivot {
-        let fwd = reach(g, p, live);
+        let seed = || VertexSubset::from_vertex(n, p);
+        let fwd = reach(g, seed(), live, |_| 0, opts);
         phase.end("forward");
-        let bwd = reach(&g.reversed(), p, |v| {
-            fwd[v as usize].load(Ordering::Relaxed)
-        });
+        let bwd = reach(
+            &g.reversed(),
+            seed(),
+            |v| fwd[v as usize].load(Ordering::Relaxed),
+            |_| 0,
+            opts,
+        );
         phase.end("backward");
         let members: Vec<VertexId> = (0..n as VertexId)
             .into_par_iter()
@@ -281,15 +308,16 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
         .into_par_iter()
         .filter(|&v| live(v))
         .collect();
-    let colour: Vec<AtomicU32> = (0..n)
-        .into_par_iter()
-        .map(|_| AtomicU32::new(UNASSIGNED))
-        .collect();
-    // Set while a vertex sits in the next frontier; all clear between rounds.
-    let changed: Vec<AtomicBool> = (0..n)
-        .into_par_iter()
-        .map(|_| AtomicBool::new(false))
-        .collect();
+    // Only colouring rounds need colours.
+    let colour: Vec<AtomicU32> = if remaining.len() > serial_cutoff {
+        (0..n)
+            .into_par_iter()
+            .map(|_| AtomicU32::new(UNASSIGNED))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let colour_of = |v: VertexId| colour[v as usize].load(Ordering::Relaxed);
     while !remaining.is_empty() {
         if remaining.len() <= serial_cutoff {
             pearce(g, remaining.iter().copied(), live, |members, label| {
@@ -303,47 +331,42 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize) -> Output {
         remaining
             .par_iter()
             .for_each(|&v| colour[v as usize].store(v, Ordering::Relaxed));
-        // Min-label propagation along out-edges within the live vertices;
-        // only vertices whose colour dropped push again.
-        let mut frontier = remaining.clone();
-        while !frontier.is_empty() {
-            frontier = frontier
-                .par_iter()
-                .with_max_len(64)
-                .flat_map_iter(|&v| {
-                    let c = colour[v as usize].load(Ordering::Relaxed);
-                    let (colour, changed) = (&colour, &changed);
-                    g.out_neighbors(v).iter().copied().filter(move |&u| {
-                        // Plain loads first: most offers do not lower the
-                        // colour, and a locked read-modify-write per edge
-                        // would take the line exclusively every time.
-                        live(u)
-                            && colour[u as usize].load(Ordering::Relaxed) > c
-                            && colour[u as usize].fetch_min(c, Ordering::Relaxed) > c
-                            && claim(&changed[u as usize])
-                    })
-                })
-                .collect();
-            frontier
-                .par_iter()
-                .for_each(|&v| changed[v as usize].store(false, Ordering::Relaxed));
-        }
-        // Roots: vertices that kept their own id. Backward BFS within each
-        // colour from its root finds the root's component.
+        // Unless a test forces a direction: the colours pull only while
+        // the frontier's arcs are over half the live ones (a pull reads
+        // every live in-list in full, with no early exit), and the search
+        // for components pushes (a pull would read the in-lists of every
+        // live vertex, though each search reaches only its colour's
+        // component). On cnr2000x8 at two threads with colouring rounds
+        // forced (bench/NOTES.md, session 36): both by BFS's rule (pull
+        // above a twentieth of all arcs) 1.22 s a run, these rules 0.75 s,
+        // and a search that always pulls 2.5 s.
+        let live_arcs: u64 = remaining.par_iter().map(|&v| g.out_degree(v) as u64).sum();
+        let pull_above = |arcs: u64| StepOptions {
+            threshold: Some(arcs),
+            ..*opts
+        };
+        spread_colours(g, &colour, &remaining, live, &pull_above(live_arcs / 2));
+        phase.end("colours");
+        // Roots: vertices that kept their own id. The backward search
+        // within each colour from its root finds the root's component.
         let roots: Vec<VertexId> = remaining
             .par_iter()
             .copied()
-            .filter(|&v| colour[v as usize].load(Ordering::Relaxed) == v)
+            .filter(|&v| colour_of(v) == v)
             .collect();
-        let found = reach_coloured(g, &roots, &colour, &comp);
-        found.par_iter().for_each(|&v| {
-            comp[v as usize].store(
-                colour[v as usize].load(Ordering::Relaxed),
-                Ordering::Relaxed,
-            )
-        });
+        let found = reach(
+            &g.reversed(),
+            VertexSubset::from_distinct_ids(n, roots),
+            live,
+            colour_of,
+            &pull_above(live_arcs),
+        );
+        remaining
+            .par_iter()
+            .filter(|&&v| found[v as usize].load(Ordering::Relaxed))
+            .for_each(|&v| comp[v as usize].store(colour_of(v), Ordering::Relaxed));
         remaining = remaining.par_iter().copied().filter(|&v| live(v)).collect();
-        phase.end("colouring round");
+        phase.end("components of the colours");
     }
 
     let component: Vec<u32> = comp.into_iter().map(AtomicU32::into_inner).collect();
@@ -406,69 +429,105 @@ fn trim(g: &Graph, comp: &[AtomicU32]) {
     }
 }
 
-/// The vertices `seed` reaches along the arcs of `g` through vertices where
-/// `allowed` holds (`seed` included), as flags: a BFS without depths, run
-/// by [`Reach`] on the in-memory executor, which pushes from a small
-/// frontier and pulls (first active in-neighbour wins) once it is large,
-/// as direction-optimising BFS does. A search of the arcs backwards runs on
-/// [`Graph::reversed`].
-fn reach(g: &Graph, seed: VertexId, allowed: impl Fn(VertexId) -> bool + Sync) -> Vec<AtomicBool> {
+/// The vertices `seeds` reach along the arcs of `g` through vertices where
+/// `allowed` holds, each step staying within one class (`seeds` included;
+/// every seed must be allowed), as flags: a BFS without depths, run by
+/// [`Reach`] on the in-memory executor, which pushes from a small frontier
+/// and pulls (first active in-neighbour of the same class wins) once it is
+/// large, as direction-optimising BFS does. A search of the arcs backwards
+/// runs on [`Graph::reversed`].
+///
+/// `class` must never decrease along an arc of `g` between allowed
+/// vertices (`class(u) <= class(v)` for an arc `u → v`), so that a vertex
+/// hears its own class as the largest that arrives (see [`Reach`]): true of
+/// one class for all (forward–backward, `|_| 0`) and of the colours at
+/// their fixed point searched backwards (an arc `u → v` of the reversed
+/// graph is `v → u` of the graph, and whatever reaches `v` reaches `u`).
+fn reach(
+    g: &Graph,
+    seeds: VertexSubset,
+    allowed: impl Fn(VertexId) -> bool + Sync,
+    class: impl Fn(VertexId) -> u32 + Sync,
+    opts: &StepOptions,
+) -> Vec<AtomicBool> {
     let n = g.num_vertices();
     let seen: Vec<AtomicBool> = (0..n)
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
         .collect();
-    seen[seed as usize].store(true, Ordering::Relaxed);
     let program = Reach {
         seen: &seen,
         allowed,
+        class,
     };
     let exec = InMemory::new(g);
-    let mut frontier = VertexSubset::from_vertex(n, seed);
+    seeds
+        .iter()
+        .for_each(|v| seen[v as usize].store(true, Ordering::Relaxed));
+    let mut frontier = seeds;
     while !frontier.is_empty() {
-        frontier = exec
-            .superstep(&program, &frontier, &StepOptions::default())
-            .next;
+        frontier = exec.superstep(&program, &frontier, opts).next;
     }
     seen
 }
 
 /// The vertex program of [`reach`]: a vertex is claimed once, by the first
-/// message that finds it unseen and allowed.
-struct Reach<'a, F> {
+/// message of its own class that finds it unseen and allowed. The message
+/// is the sender's class and messages combine by their maximum: since no
+/// sender's class exceeds the receiver's, the maximum is the receiver's
+/// class exactly when one of the messages is (the slot law holds).
+struct Reach<'a, F, C> {
     seen: &'a [AtomicBool],
     allowed: F,
+    class: C,
 }
 
-impl<F: Fn(VertexId) -> bool + Sync> VertexProgram for Reach<'_, F> {
-    type Msg = ();
+impl<F, C> VertexProgram for Reach<'_, F, C>
+where
+    F: Fn(VertexId) -> bool + Sync,
+    C: Fn(VertexId) -> u32 + Sync,
+{
+    /// The sender's class.
+    type Msg = u32;
 
-    fn combine(&self, _a: (), _b: ()) {}
+    fn combine(&self, a: u32, b: u32) -> u32 {
+        a.max(b)
+    }
 
     fn cond(&self, v: VertexId) -> bool {
         !self.seen[v as usize].load(Ordering::Relaxed) && (self.allowed)(v)
     }
 
-    fn sparse_signal(&self, _src: VertexId) -> Option<()> {
-        Some(())
+    fn sparse_signal(&self, src: VertexId) -> Option<u32> {
+        Some((self.class)(src))
     }
 
-    fn sparse_slot(&self, dst: VertexId, _msg: ()) -> bool {
+    fn sparse_slot(&self, dst: VertexId, class: u32) -> bool {
         let seen = &self.seen[dst as usize];
-        !seen.load(Ordering::Relaxed) && (self.allowed)(dst) && claim(seen)
+        !seen.load(Ordering::Relaxed)
+            && (self.allowed)(dst)
+            && {
+                let own = (self.class)(dst);
+                debug_assert!(class <= own, "a class decreased along an arc");
+                class == own
+            }
+            && claim(seen)
     }
 
-    fn dense_signal(&self, _v: VertexId, edges: InEdges<'_>) -> Option<()> {
-        // Any in-neighbour on the frontier will do: stop at the first.
+    fn dense_signal(&self, v: VertexId, edges: InEdges<'_>) -> Option<u32> {
+        // Any in-neighbour of the same class on the frontier will do: stop
+        // at the first.
+        let own = (self.class)(v);
         edges
             .sources()
             .iter()
-            .any(|&u| edges.is_active(u))
-            .then_some(())
+            .any(|&u| edges.is_active(u) && (self.class)(u) == own)
+            .then_some(own)
     }
 
-    fn dense_slot(&self, v: VertexId, _msg: ()) -> bool {
-        // One thread owns `v` in dense mode; `cond` said it is unseen.
+    fn dense_slot(&self, v: VertexId, _class: u32) -> bool {
+        // One thread owns `v` in dense mode; `cond` said it is unseen, and
+        // the signal came from its own class.
         self.seen[v as usize].store(true, Ordering::Relaxed);
         true
     }
@@ -481,41 +540,84 @@ fn claim(flag: &AtomicBool) -> bool {
     !flag.load(Ordering::Relaxed) && !flag.swap(true, Ordering::Relaxed)
 }
 
-/// Backward BFS from every root at once, each staying within its root's
-/// colour and among unassigned vertices. Returns the vertices reached.
-fn reach_coloured(
+/// Lowers each live vertex's colour to the smallest colour of a live vertex
+/// that reaches it through live vertices, by [`Colours`] on the in-memory
+/// executor from every vertex of `remaining` (each coloured with its own id
+/// beforehand) until no colour drops.
+fn spread_colours(
     g: &Graph,
-    roots: &[VertexId],
     colour: &[AtomicU32],
-    comp: &[AtomicU32],
-) -> Vec<VertexId> {
+    remaining: &[VertexId],
+    live: impl Fn(VertexId) -> bool + Sync,
+    opts: &StepOptions,
+) {
     let n = g.num_vertices();
-    let seen: Vec<AtomicBool> = (0..n)
-        .into_par_iter()
-        .map(|_| AtomicBool::new(false))
-        .collect();
-    for &r in roots {
-        seen[r as usize].store(true, Ordering::Relaxed);
-    }
-    let mut all = roots.to_vec();
-    let mut frontier = roots.to_vec();
+    let program = Colours { colour, live };
+    let exec = InMemory::new(g);
+    let mut frontier = VertexSubset::from_distinct_ids(n, remaining.to_vec());
     while !frontier.is_empty() {
-        frontier = frontier
-            .par_iter()
-            .with_max_len(64)
-            .flat_map_iter(|&v| {
-                let c = colour[v as usize].load(Ordering::Relaxed);
-                let seen = &seen;
-                g.in_neighbors(v).iter().copied().filter(move |&u| {
-                    comp[u as usize].load(Ordering::Relaxed) == UNASSIGNED
-                        && colour[u as usize].load(Ordering::Relaxed) == c
-                        && claim(&seen[u as usize])
-                })
-            })
-            .collect();
-        all.extend_from_slice(&frontier);
+        let next = exec.superstep(&program, &frontier, opts).next;
+        // A push may list a vertex once per message that lowered it.
+        frontier = match next.as_sparse() {
+            Some(ids) => VertexSubset::from_ids(n, ids.to_vec()),
+            None => next,
+        };
     }
-    all
+}
+
+/// The vertex program of [`spread_colours`]: min-label propagation along
+/// out-edges among the live vertices (Orzan's colouring). Only live
+/// vertices are ever active, so a dense step's active in-neighbours are
+/// live.
+struct Colours<'a, F> {
+    colour: &'a [AtomicU32],
+    live: F,
+}
+
+impl<F: Fn(VertexId) -> bool + Sync> VertexProgram for Colours<'_, F> {
+    /// A colour (a vertex id).
+    type Msg = u32;
+
+    fn combine(&self, a: u32, b: u32) -> u32 {
+        a.min(b)
+    }
+
+    fn cond(&self, v: VertexId) -> bool {
+        (self.live)(v)
+    }
+
+    fn sparse_signal(&self, src: VertexId) -> Option<u32> {
+        Some(self.colour[src as usize].load(Ordering::Relaxed))
+    }
+
+    fn sparse_slot(&self, dst: VertexId, c: u32) -> bool {
+        // Plain loads first: most offers do not lower the colour, and a
+        // locked read-modify-write per edge would take the line
+        // exclusively every time.
+        let cell = &self.colour[dst as usize];
+        (self.live)(dst)
+            && c < cell.load(Ordering::Relaxed)
+            && c < cell.fetch_min(c, Ordering::Relaxed)
+    }
+
+    fn dense_signal(&self, _v: VertexId, edges: InEdges<'_>) -> Option<u32> {
+        edges
+            .sources()
+            .iter()
+            .filter(|&&u| edges.is_active(u))
+            .map(|&u| self.colour[u as usize].load(Ordering::Relaxed))
+            .min()
+    }
+
+    fn dense_slot(&self, v: VertexId, c: u32) -> bool {
+        // One thread owns `v` in dense mode.
+        let cell = &self.colour[v as usize];
+        let lower = c < cell.load(Ordering::Relaxed);
+        if lower {
+            cell.store(c, Ordering::Relaxed);
+        }
+        lower
+    }
 }
 
 /// Computes the components sequentially by Tarjan's algorithm, with an
@@ -682,6 +784,7 @@ mod tests {
     use super::super::testgraphs::{graphs, THREADS};
     use super::super::triangles::testkit::graph;
     use super::*;
+    use crate::edge_map::Direction;
     use crate::with_threads;
     use proptest::prelude::*;
 
@@ -742,7 +845,8 @@ mod tests {
             let want = reference(&g, &Config::default()).unwrap();
             assert_eq!(want.count, 300);
             for t in THREADS {
-                let got = with_threads(t, || run_with_cutoff(&g, 0)).unwrap();
+                let got =
+                    with_threads(t, || run_with_cutoff(&g, 0, &StepOptions::default())).unwrap();
                 assert_eq!(got, want);
             }
         }
@@ -764,7 +868,8 @@ mod tests {
         assert_eq!(want.component, vec![0, 1, 2, 3, 3]);
         for cutoff in [0, usize::MAX] {
             for t in THREADS {
-                let got = with_threads(t, || run_with_cutoff(&g, cutoff)).unwrap();
+                let got = with_threads(t, || run_with_cutoff(&g, cutoff, &StepOptions::default()))
+                    .unwrap();
                 assert_eq!(got, want);
             }
         }
@@ -804,10 +909,16 @@ mod tests {
             for t in THREADS {
                 let got = with_threads(t, || run(&g, &cfg)).unwrap().unwrap();
                 prop_assert_eq!(&got, &want);
-                let coloured = with_threads(t, || run_with_cutoff(&g, 0)).unwrap();
-                prop_assert_eq!(&coloured, &want);
+                // Colouring to the end, each search pushing only, pulling
+                // only, or choosing by frontier size.
+                for direction in [Direction::Push, Direction::Pull, Direction::Auto] {
+                    let opts = StepOptions { direction, ..StepOptions::default() };
+                    let coloured = with_threads(t, || run_with_cutoff(&g, 0, &opts)).unwrap();
+                    prop_assert_eq!(&coloured, &want, "{:?}", direction);
+                }
                 // Trim and forward–backward, then Pearce on the rest.
-                let tail = with_threads(t, || run_with_cutoff(&g, usize::MAX)).unwrap();
+                let tail = with_threads(t, || run_with_cutoff(&g, usize::MAX, &StepOptions::default()))
+                    .unwrap();
                 prop_assert_eq!(&tail, &want);
             }
             prop_assert!(verify(&g, &cfg, &want).is_ok());
