@@ -27,7 +27,7 @@
 //!    "BFS and coloring-based parallel algorithms for strongly connected
 //!    components", IPDPS 2014) for the rest, with at least
 //!    `COLOURING_MIN_THREADS` threads: propagate the minimum id forward
-//!    until stable (the `Colours` vertex program), so `colour[v]` is the
+//!    until stable (WCC's min-label vertex program restricted to them), so `colour[v]` is the
 //!    smallest remaining id that reaches `v`; each vertex `r` with
 //!    `colour[r] == r` is the smallest id of its component, which is the
 //!    set of vertices of colour `r` that reach `r` (the reach program
@@ -49,7 +49,8 @@
 //! overflow the stack. `verify` compares with Kosaraju's two-pass algorithm
 //! (also iterative), a second, independent method.
 //!
-//! **Executor fit.** Every search is a vertex program (`Reach`, `Colours`)
+//! **Executor fit.** Every search is a vertex program (`Reach`, WCC's
+//! `MinLabel`)
 //! run superstep by superstep, but the driver, trimming and Pearce's
 //! search are in-memory code that re-partitions the remaining vertices
 //! between phases.
@@ -59,6 +60,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
+use super::wcc::spread_min_labels;
 use crate::error::{AlgoError, VerifyError};
 use crate::program::{Executor, InEdges, InMemory, PhaseClock, StepOptions, VertexProgram};
 use crate::subset::VertexSubset;
@@ -345,7 +347,15 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize, opts: &StepOptions) -> Outpu
             threshold: Some(arcs),
             ..*opts
         };
-        spread_colours(g, &colour, &remaining, live, &pull_above(live_arcs / 2));
+        // Min-label propagation along out-edges among the live vertices,
+        // each starting from its own id.
+        spread_min_labels(
+            &InMemory::new(g),
+            &colour,
+            live,
+            VertexSubset::from_distinct_ids(n, remaining.clone()),
+            &pull_above(live_arcs / 2),
+        );
         phase.end("colours");
         // Roots: vertices that kept their own id. The backward search
         // within each colour from its root finds the root's component.
@@ -538,86 +548,6 @@ where
 #[inline]
 fn claim(flag: &AtomicBool) -> bool {
     !flag.load(Ordering::Relaxed) && !flag.swap(true, Ordering::Relaxed)
-}
-
-/// Lowers each live vertex's colour to the smallest colour of a live vertex
-/// that reaches it through live vertices, by [`Colours`] on the in-memory
-/// executor from every vertex of `remaining` (each coloured with its own id
-/// beforehand) until no colour drops.
-fn spread_colours(
-    g: &Graph,
-    colour: &[AtomicU32],
-    remaining: &[VertexId],
-    live: impl Fn(VertexId) -> bool + Sync,
-    opts: &StepOptions,
-) {
-    let n = g.num_vertices();
-    let program = Colours { colour, live };
-    let exec = InMemory::new(g);
-    let mut frontier = VertexSubset::from_distinct_ids(n, remaining.to_vec());
-    while !frontier.is_empty() {
-        let next = exec.superstep(&program, &frontier, opts).next;
-        // A push may list a vertex once per message that lowered it.
-        frontier = match next.as_sparse() {
-            Some(ids) => VertexSubset::from_ids(n, ids.to_vec()),
-            None => next,
-        };
-    }
-}
-
-/// The vertex program of [`spread_colours`]: min-label propagation along
-/// out-edges among the live vertices (Orzan's colouring). Only live
-/// vertices are ever active, so a dense step's active in-neighbours are
-/// live.
-struct Colours<'a, F> {
-    colour: &'a [AtomicU32],
-    live: F,
-}
-
-impl<F: Fn(VertexId) -> bool + Sync> VertexProgram for Colours<'_, F> {
-    /// A colour (a vertex id).
-    type Msg = u32;
-
-    fn combine(&self, a: u32, b: u32) -> u32 {
-        a.min(b)
-    }
-
-    fn cond(&self, v: VertexId) -> bool {
-        (self.live)(v)
-    }
-
-    fn sparse_signal(&self, src: VertexId) -> Option<u32> {
-        Some(self.colour[src as usize].load(Ordering::Relaxed))
-    }
-
-    fn sparse_slot(&self, dst: VertexId, c: u32) -> bool {
-        // Plain loads first: most offers do not lower the colour, and a
-        // locked read-modify-write per edge would take the line
-        // exclusively every time.
-        let cell = &self.colour[dst as usize];
-        (self.live)(dst)
-            && c < cell.load(Ordering::Relaxed)
-            && c < cell.fetch_min(c, Ordering::Relaxed)
-    }
-
-    fn dense_signal(&self, _v: VertexId, edges: InEdges<'_>) -> Option<u32> {
-        edges
-            .sources()
-            .iter()
-            .filter(|&&u| edges.is_active(u))
-            .map(|&u| self.colour[u as usize].load(Ordering::Relaxed))
-            .min()
-    }
-
-    fn dense_slot(&self, v: VertexId, c: u32) -> bool {
-        // One thread owns `v` in dense mode.
-        let cell = &self.colour[v as usize];
-        let lower = c < cell.load(Ordering::Relaxed);
-        if lower {
-            cell.store(c, Ordering::Relaxed);
-        }
-        lower
-    }
 }
 
 /// Computes the components sequentially by Tarjan's algorithm, with an

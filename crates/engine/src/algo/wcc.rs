@@ -427,27 +427,27 @@ fn afforest(g: &Graph) -> Vec<u32> {
     labels
 }
 
-/// Gemini's CC program: every vertex holds the smallest label it has seen.
-#[derive(Debug)]
-pub struct Program {
-    label: Vec<AtomicU32>,
+/// Gemini's CC program: every vertex where `within` holds keeps the
+/// smallest label offered to it. Labels travel along out-edges (and in-edges
+/// with [`StepOptions::symmetric`]); only vertices where `within` holds are
+/// ever activated, so a frontier of such vertices stays within them. WCC
+/// runs it on every vertex; SCC's colouring rounds on the vertices not yet
+/// in a component, along out-edges only.
+pub(crate) struct MinLabel<'a, F> {
+    label: &'a [AtomicU32],
+    within: F,
 }
 
-impl Program {
-    /// Every vertex labelled with its own id.
-    pub fn new(n: usize) -> Self {
-        Program {
-            label: (0..n as u32).map(AtomicU32::new).collect(),
-        }
-    }
-}
-
-impl VertexProgram for Program {
+impl<F: Fn(VertexId) -> bool + Sync> VertexProgram for MinLabel<'_, F> {
     /// A label (a vertex id).
     type Msg = u32;
 
     fn combine(&self, a: u32, b: u32) -> u32 {
         a.min(b)
+    }
+
+    fn cond(&self, v: VertexId) -> bool {
+        (self.within)(v)
     }
 
     fn sparse_signal(&self, src: VertexId) -> Option<u32> {
@@ -457,9 +457,13 @@ impl VertexProgram for Program {
     fn sparse_slot(&self, dst: VertexId, msg: u32) -> bool {
         // True for every message that lowers the label, so `dst` may appear
         // more than once in a sparse step's output; the driver deduplicates.
-        // A plain load first: most messages do not lower the label.
+        // Plain loads first: most messages do not lower the label, and a
+        // locked read-modify-write per edge would take the line
+        // exclusively every time.
         let cell = &self.label[dst as usize];
-        msg < cell.load(Ordering::Relaxed) && msg < cell.fetch_min(msg, Ordering::Relaxed)
+        (self.within)(dst)
+            && msg < cell.load(Ordering::Relaxed)
+            && msg < cell.fetch_min(msg, Ordering::Relaxed)
     }
 
     fn dense_signal(&self, _v: VertexId, edges: InEdges<'_>) -> Option<u32> {
@@ -472,26 +476,49 @@ impl VertexProgram for Program {
     }
 
     fn dense_slot(&self, v: VertexId, msg: u32) -> bool {
-        msg < self.label[v as usize].fetch_min(msg, Ordering::Relaxed)
+        // One thread owns `v` in dense mode.
+        let cell = &self.label[v as usize];
+        let lower = msg < cell.load(Ordering::Relaxed);
+        if lower {
+            cell.store(msg, Ordering::Relaxed);
+        }
+        lower
     }
 }
 
-fn label_propagation<E: Executor>(exec: &E) -> Vec<u32> {
+/// Runs [`MinLabel`] from `frontier` (vertices where `within` holds) until
+/// no label drops: each such vertex ends with the smallest label of a
+/// vertex of `frontier` that reaches it through vertices where `within`
+/// holds, if smaller than its own.
+pub(crate) fn spread_min_labels<E: Executor>(
+    exec: &E,
+    label: &[AtomicU32],
+    within: impl Fn(VertexId) -> bool + Sync,
+    frontier: VertexSubset,
+    opts: &StepOptions,
+) {
     let n = exec.graph().num_vertices();
-    let p = Program::new(n);
-    let opts = StepOptions {
-        symmetric: true,
-        ..StepOptions::default()
-    };
-    let mut frontier = VertexSubset::all(n);
+    let program = MinLabel { label, within };
+    let mut frontier = frontier;
     while !frontier.is_empty() {
-        let next = exec.superstep(&p, &frontier, &opts).next;
+        let next = exec.superstep(&program, &frontier, opts).next;
+        // A push may list a vertex once per message that lowered it.
         frontier = match next.as_sparse() {
             Some(ids) => VertexSubset::from_ids(n, ids.to_vec()),
             None => next,
         };
     }
-    p.label.into_iter().map(AtomicU32::into_inner).collect()
+}
+
+fn label_propagation<E: Executor>(exec: &E) -> Vec<u32> {
+    let n = exec.graph().num_vertices();
+    let label: Vec<AtomicU32> = (0..n as u32).map(AtomicU32::new).collect();
+    let opts = StepOptions {
+        symmetric: true,
+        ..StepOptions::default()
+    };
+    spread_min_labels(exec, &label, |_| true, VertexSubset::all(n), &opts);
+    label.into_iter().map(AtomicU32::into_inner).collect()
 }
 
 /// Plain sequential search over the undirected view, vertices in id order:
