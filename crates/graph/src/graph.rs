@@ -280,6 +280,7 @@ impl Graph {
         ));
         self
     }
+
     /// The graph with every arc reversed, sharing this graph's arrays (no
     /// copy of the edges): its out-edges are these in-edges and its
     /// in-edges these out-edges, so a push along its out-edges follows

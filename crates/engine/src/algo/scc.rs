@@ -271,6 +271,8 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize, opts: &StepOptions) -> Outpu
 
     trim(g, &comp);
     phase.end("trim");
+    // Backward searches run on the reverse, which shares `g`'s arrays.
+    let reversed = g.reversed();
 
     // Forward–backward from the pivot of largest in·out degree.
     let pivot = (0..n as VertexId)
@@ -287,7 +289,7 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize, opts: &StepOptions) -> Outpu
         let fwd = reach(g, seed(), live, |_| 0, opts);
         phase.end("forward");
         let bwd = reach(
-            &g.reversed(),
+            &reversed,
             seed(),
             |v| fwd[v as usize].load(Ordering::Relaxed),
             |_| 0,
@@ -365,7 +367,7 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize, opts: &StepOptions) -> Outpu
             .filter(|&v| colour_of(v) == v)
             .collect();
         let found = reach(
-            &g.reversed(),
+            &reversed,
             VertexSubset::from_distinct_ids(n, roots),
             live,
             colour_of,
