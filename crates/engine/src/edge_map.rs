@@ -85,6 +85,10 @@ pub struct EdgeMapOptions {
     /// in- *and* out-edges (used by WCC on directed graphs). Ignored for
     /// undirected graphs, whose out-edges already go both ways.
     pub symmetric: bool,
+    /// Traverse every arc backwards: push along in-edges, pull over
+    /// out-edges (Brandes's backward phase, SCC's backward search). Ignored
+    /// for undirected graphs; `symmetric` covers both directions already.
+    pub reverse: bool,
 }
 
 /// Ligra's edge functor.
@@ -176,6 +180,13 @@ pub fn edge_map<F: EdgeFunctor>(
     f: &F,
     opts: &EdgeMapOptions,
 ) -> VertexSubset {
+    if opts.reverse && g.is_directed() && !opts.symmetric {
+        let forward = EdgeMapOptions {
+            reverse: false,
+            ..*opts
+        };
+        return edge_map(&g.reversed(), frontier, f, &forward);
+    }
     let n = g.num_vertices();
     let symmetric = opts.symmetric && g.is_directed();
     match decide(g, frontier, opts) {

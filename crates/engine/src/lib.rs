@@ -33,6 +33,8 @@
 //! ```
 
 pub mod algo;
+pub mod conformance;
+pub mod driver;
 pub mod edge_map;
 pub mod error;
 pub mod hugepages;
@@ -40,9 +42,11 @@ pub mod intersect;
 pub mod prefetch;
 pub mod program;
 pub mod progress;
+pub mod registry;
 pub mod subset;
 pub mod team;
 pub mod tiled;
+pub mod view;
 
 pub use error::{AlgoError, VerifyError};
 

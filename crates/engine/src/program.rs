@@ -27,6 +27,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use plexus_graph::{Adjacency, Graph, VertexId, Weight};
+
+pub use crate::view::GraphView;
 use rayon::prelude::*;
 
 use crate::edge_map::{self, pull_vertices, push_frontier, EdgeMapOptions, Mode};
@@ -75,8 +77,9 @@ pub enum Modes {
 ///    superstep, or the driver accepts duplicate ids in the next frontier
 ///    (SSSP deduplicates them itself).
 pub trait VertexProgram: Sync {
-    /// The message: small, copyable, combinable.
-    type Msg: Copy + Send + Sync;
+    /// The message: small and combinable (`Copy` in every program but
+    /// those whose message is a set, such as CDLP's label counts).
+    type Msg: Clone + Send + Sync;
 
     /// Which modes the program implements. Default: both.
     const MODES: Modes = Modes::Both;
@@ -218,18 +221,12 @@ pub struct Step {
     pub mode: Mode,
 }
 
-/// Something that runs supersteps of vertex programs over a graph.
-pub trait Executor: Sync {
-    /// The graph.
-    fn graph(&self) -> &Graph;
-
-    /// Runs one edge-processing superstep of `p` from `frontier`.
-    fn superstep<P: VertexProgram>(
-        &self,
-        p: &P,
-        frontier: &VertexSubset,
-        opts: &StepOptions,
-    ) -> Step;
+/// The vertex side of an executor: what a driver calls between supersteps
+/// (Gemini's `processVertices` and reductions), and the graph as drivers
+/// see it.
+pub trait Vertices: Sync {
+    /// The graph's counts, degrees and facts (never its arrays).
+    fn view(&self) -> &dyn GraphView;
 
     /// Runs `f(v)` once for every `v` in `subset` (Gemini's
     /// `processVertices`) and returns those for which it returned `true`.
@@ -244,17 +241,73 @@ pub trait Executor: Sync {
     fn vertex_sum<F: Fn(VertexId) -> f64 + Sync>(&self, f: F) -> f64;
 }
 
+/// Something that runs supersteps of vertex programs over a graph.
+pub trait Executor: Vertices {
+    /// Runs one edge-processing superstep of `p` from `frontier`.
+    fn superstep<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        opts: &StepOptions,
+    ) -> Step;
+}
+
+/// Which arcs a superstep follows, after the options are applied to a
+/// graph: `symmetric` and `reverse` only ever hold on directed graphs, and
+/// never both (symmetric already covers the reverse direction).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traversal {
+    /// Both directions of every arc.
+    pub symmetric: bool,
+    /// Arcs backwards only.
+    pub reverse: bool,
+}
+
+impl Traversal {
+    /// The traversal `opts` asks for on a graph that is `directed` or not.
+    pub fn new(directed: bool, opts: &StepOptions) -> Self {
+        Traversal {
+            symmetric: opts.symmetric && directed,
+            reverse: opts.reverse && directed && !opts.symmetric,
+        }
+    }
+
+    /// `(pushed along, gathered over)`: the out- and in-lists of the
+    /// traversal (swapped when reversed).
+    #[inline]
+    pub fn lists(self, g: &Graph) -> (&Adjacency, &Adjacency) {
+        if self.reverse {
+            (g.inc(), g.out())
+        } else {
+            (g.out(), g.inc())
+        }
+    }
+}
+
 /// The in-memory executor: push and pull over one graph, with the
-/// edge-map's chunk-table work division.
-#[derive(Clone, Copy, Debug)]
+/// edge-map's chunk-table work division. Its algorithms' fast kernels
+/// (`bfs::run`, `sssp::run`, ...) are specialisations of this executor and
+/// the only code that reads the [`Graph`] behind the view.
+#[derive(Debug)]
 pub struct InMemory<'g> {
     g: &'g Graph,
+    /// `g` with every arc reversed (arrays shared), made on the first
+    /// reverse step.
+    reversed: std::sync::OnceLock<Graph>,
 }
 
 impl<'g> InMemory<'g> {
     /// An executor over `g`.
     pub fn new(g: &'g Graph) -> Self {
-        InMemory { g }
+        InMemory {
+            g,
+            reversed: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The graph (for the in-memory specialisations only).
+    pub fn graph(&self) -> &'g Graph {
+        self.g
     }
 }
 
@@ -269,30 +322,9 @@ pub fn run_superstep<P: VertexProgram>(
     InMemory::new(g).superstep(p, frontier, opts)
 }
 
-impl Executor for InMemory<'_> {
-    fn graph(&self) -> &Graph {
+impl Vertices for InMemory<'_> {
+    fn view(&self) -> &dyn GraphView {
         self.g
-    }
-
-    fn superstep<P: VertexProgram>(
-        &self,
-        p: &P,
-        frontier: &VertexSubset,
-        opts: &StepOptions,
-    ) -> Step {
-        crate::progress::superstep(frontier.len() as u64);
-        let started = trace_enabled().then(std::time::Instant::now);
-        let step = self.superstep_untraced(p, frontier, opts);
-        if let Some(t) = started {
-            eprintln!(
-                "plexus-trace superstep {:?} frontier {} next {} {:.3} ms",
-                step.mode,
-                frontier.len(),
-                step.next.len(),
-                t.elapsed().as_secs_f64() * 1e3
-            );
-        }
-        step
     }
 
     fn process_vertices<F: Fn(VertexId) -> bool + Sync>(
@@ -324,6 +356,38 @@ impl Executor for InMemory<'_> {
     }
 }
 
+impl Executor for InMemory<'_> {
+    fn superstep<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        opts: &StepOptions,
+    ) -> Step {
+        crate::progress::superstep(frontier.len() as u64);
+        let started = trace_enabled().then(std::time::Instant::now);
+        let step = if Traversal::new(self.g.is_directed(), opts).reverse {
+            let g = self.reversed.get_or_init(|| self.g.reversed());
+            let forward = StepOptions {
+                reverse: false,
+                ..*opts
+            };
+            InMemory::new(g).superstep_untraced(p, frontier, &forward)
+        } else {
+            self.superstep_untraced(p, frontier, opts)
+        };
+        if let Some(t) = started {
+            eprintln!(
+                "plexus-trace superstep {:?} frontier {} next {} {:.3} ms",
+                step.mode,
+                frontier.len(),
+                step.next.len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        step
+    }
+}
+
 impl InMemory<'_> {
     /// [`Executor::superstep`] without the trace line.
     fn superstep_untraced<P: VertexProgram>(
@@ -334,7 +398,9 @@ impl InMemory<'_> {
     ) -> Step {
         let g = self.g;
         let n = g.num_vertices();
-        let symmetric = opts.symmetric && g.is_directed();
+        // Reverse steps reach here as forward steps on the reversed graph.
+        let t = Traversal::new(g.is_directed(), opts);
+        let symmetric = t.symmetric;
         let mode = match P::MODES {
             Modes::SparseOnly => Mode::Sparse,
             Modes::DenseOnly => Mode::Dense,
@@ -355,7 +421,7 @@ impl InMemory<'_> {
                     ids,
                     symmetric,
                     |u| p.sparse_signal(u),
-                    |&m, _u, v, w| p.sparse_slot(v, p.over_edge(m, w)),
+                    |m, _u, v, w| p.sparse_slot(v, p.over_edge(m.clone(), w)),
                 );
                 Step {
                     next: VertexSubset::from_distinct_ids(n, out),
@@ -386,7 +452,7 @@ impl InMemory<'_> {
                     if ahead < n && p.cond(ahead as VertexId) {
                         crate::prefetch::prefetch(sources, offsets[ahead] as usize);
                     }
-                    dense_vertex(g, p, v, active, symmetric)
+                    dense_vertex(g, p, v, active, t)
                 });
                 Step { next, mode }
             }
@@ -492,24 +558,26 @@ pub fn deterministic_sum(n: usize, f: impl Fn(VertexId) -> f64 + Sync) -> f64 {
     blocks.iter().sum()
 }
 
-/// The dense step for one vertex: `cond`, gather (over in-edges, and
-/// out-edges too when `symmetric`, combining the parts), slot. Returns
-/// whether `v` becomes active. Exposed so that other executors (a shared
-/// scan over a chunk) run exactly the same per-vertex code.
+/// The dense step for one vertex: `cond`, gather (over the in-edges of the
+/// traversal, and the out-edges too when symmetric, combining the parts),
+/// slot. Returns whether `v` becomes active. Exposed so that other
+/// executors (a shared scan over a chunk) run exactly the same per-vertex
+/// code.
 #[inline]
 pub fn dense_vertex<P: VertexProgram>(
     g: &Graph,
     p: &P,
     v: VertexId,
     active: Active<'_>,
-    symmetric: bool,
+    t: Traversal,
 ) -> bool {
     if !p.cond(v) {
         return false;
     }
-    let mut msg = p.dense_signal(v, InEdges::of(g.inc(), v, active));
-    if symmetric && p.cond(v) {
-        if let Some(m2) = p.dense_signal(v, InEdges::of(g.out(), v, active)) {
+    let (forward, backward) = t.lists(g);
+    let mut msg = p.dense_signal(v, InEdges::of(backward, v, active));
+    if t.symmetric && p.cond(v) {
+        if let Some(m2) = p.dense_signal(v, InEdges::of(forward, v, active)) {
             msg = Some(match msg {
                 Some(m1) => p.combine(m1, m2),
                 None => m2,
@@ -523,27 +591,29 @@ pub fn dense_vertex<P: VertexProgram>(
 }
 
 /// The sparse step for one active vertex `u`: signal, then a slot over each
-/// out-edge (and in-edge when `symmetric`); activated destinations are
-/// appended to `out`. Exposed for other executors, like [`dense_vertex`].
+/// out-edge of the traversal (and in-edge when symmetric); activated
+/// destinations are appended to `out`. Exposed for other executors, like
+/// [`dense_vertex`].
 #[inline]
 pub fn sparse_vertex<P: VertexProgram>(
     g: &Graph,
     p: &P,
     u: VertexId,
-    symmetric: bool,
+    t: Traversal,
     out: &mut Vec<VertexId>,
 ) {
     let Some(m) = p.sparse_signal(u) else { return };
-    let mut lists = [Some(g.out()), None];
-    if symmetric {
-        lists[1] = Some(g.inc());
+    let (forward, backward) = t.lists(g);
+    let mut lists = [Some(forward), None];
+    if t.symmetric {
+        lists[1] = Some(backward);
     }
     for adj in lists.into_iter().flatten() {
         let nb = adj.neighbors(u);
         let ws = adj.weights(u);
         for (i, &v) in nb.iter().enumerate() {
             let w = ws.map_or(1.0, |ws| ws[i]);
-            if p.sparse_slot(v, p.over_edge(m, w)) {
+            if p.sparse_slot(v, p.over_edge(m.clone(), w)) {
                 out.push(v);
             }
         }
@@ -558,10 +628,10 @@ pub fn dense_range<P: VertexProgram>(
     p: &P,
     range: Range<VertexId>,
     active: Active<'_>,
-    symmetric: bool,
+    t: Traversal,
 ) -> Vec<VertexId> {
     range
-        .filter(|&v| dense_vertex(g, p, v, active, symmetric))
+        .filter(|&v| dense_vertex(g, p, v, active, t))
         .collect()
 }
 
@@ -649,10 +719,10 @@ mod tests {
         let p = MinLabel {
             label: (0..5u32).map(AtomicU32::new).collect(),
         };
-        let woken = dense_range(&g, &p, 0..5, Active::All, false);
+        let woken = dense_range(&g, &p, 0..5, Active::All, Traversal::default());
         assert_eq!(woken, vec![1, 2, 4]);
         let mut out = vec![];
-        sparse_vertex(&g, &p, 0, false, &mut out);
+        sparse_vertex(&g, &p, 0, Traversal::default(), &mut out);
         assert!(out.is_empty());
         // Vertex 2 saw vertex 1's new label within the same pass (law 5).
         assert_eq!(p.label[2].load(Ordering::Relaxed), 0);

@@ -43,7 +43,6 @@
 #![deny(unsafe_code)]
 
 pub mod cache;
-pub mod drivers;
 pub mod error;
 pub mod job;
 pub mod lanes;

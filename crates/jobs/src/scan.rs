@@ -27,11 +27,11 @@
 //! 10.06 s (median of 3) against 11.79 s (bench/NOTES.md, session 14).
 //! Tasks whose state is small still share one run.
 //!
-//! Tasks are [`ScanTask`]s. [`ProgramTask`] runs any engine
-//! [`VertexProgram`] unchanged (its [`Driver`] replays the engine's driver
-//! loop, one superstep per pass) through the engine's own per-vertex
-//! kernels [`dense_vertex`] and [`sparse_vertex`]; the fused multi-lane
-//! tasks live in [`crate::lanes`].
+//! Tasks are [`ScanTask`]s. [`ProgramTask`] runs any engine [`Driver`]
+//! (the algorithm's own step machine, one superstep per pass) through the
+//! engine's per-vertex kernels [`dense_vertex`] and [`sparse_vertex`];
+//! [`ScanExecutor`] is the same pass as an engine [`Executor`] for a single
+//! program; the fused multi-lane tasks live in [`crate::lanes`].
 //!
 //! **Counting.** Each pass adds the bytes of topology it reads to
 //! [`ScanCounters::topology_bytes_read`]: for every chunk, the slice of the
@@ -44,9 +44,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use plexus_engine::driver::Driver;
 use plexus_engine::edge_map::{self, Mode};
 use plexus_engine::program::{
-    dense_vertex, sparse_vertex, Active, Modes, StepOptions, VertexProgram,
+    dense_vertex, sparse_vertex, Active, Executor, GraphView, InMemory, Modes, Step, StepOptions,
+    Traversal, VertexProgram, Vertices,
 };
 use plexus_engine::subset::VertexSubset;
 use plexus_graph::{Graph, VertexId};
@@ -315,9 +317,9 @@ pub struct ScanCounters {
 }
 
 /// What became of a task after a superstep.
-pub enum Outcome {
+pub enum Outcome<'t> {
     /// It runs on.
-    Running(Box<dyn ScanTask>),
+    Running(Box<dyn ScanTask + 't>),
     /// It has finished; its jobs have their results.
     Finished,
     /// A kernel panicked: the message and the task's jobs.
@@ -347,20 +349,20 @@ pub(crate) fn guarded<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     })
 }
 
-fn panic_message(task: &dyn ScanTask, msg: String) -> Outcome {
+fn panic_message<'t>(task: &dyn ScanTask, msg: String) -> Outcome<'t> {
     Outcome::Panicked(format!("panic in kernel: {msg}"), task.jobs())
 }
 
 /// Runs one superstep of every task in `tasks` as one pass over `table`'s
 /// chunks, and returns what became of each task (in order).
-pub fn step_all(
+pub fn step_all<'t>(
     g: &Graph,
     table: &ScanTable,
-    tasks: Vec<Box<dyn ScanTask>>,
+    tasks: Vec<Box<dyn ScanTask + 't>>,
     counters: &ScanCounters,
-) -> Vec<Outcome> {
-    struct Prepared {
-        task: Box<dyn ScanTask>,
+) -> Vec<Outcome<'t>> {
+    struct Prepared<'t> {
+        task: Box<dyn ScanTask + 't>,
         plan: Option<ChunkPlan>,
         bounds: Vec<usize>,
         failed: Mutex<Option<String>>,
@@ -372,8 +374,8 @@ pub fn step_all(
     }
     let trace = plexus_engine::program::trace_enabled();
     let pass_start = std::time::Instant::now();
-    let mut prepared: Vec<Prepared> = Vec::with_capacity(tasks.len());
-    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(tasks.len());
+    let mut prepared: Vec<Prepared<'t>> = Vec::with_capacity(tasks.len());
+    let mut outcomes: Vec<Option<Outcome<'t>>> = Vec::with_capacity(tasks.len());
     for mut task in tasks {
         let t0 = std::time::Instant::now();
         let planned = guarded(|| task.plan(g));
@@ -600,105 +602,153 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The driver loop of one algorithm around an engine [`VertexProgram`],
-/// turned inside out: the executor asks for each superstep's frontier and
-/// hands back the activated vertices, so one pass can serve many drivers.
-pub trait Driver: Send + Sync {
-    /// The vertex program.
-    type P: VertexProgram + Send;
-    /// The program, for the executor's kernels.
-    fn program(&self) -> &Self::P;
-    /// Options of every superstep (symmetric traversal, push/pull threshold).
-    fn options(&self) -> StepOptions {
-        StepOptions::default()
-    }
-    /// Whether the program reads edge weights.
-    fn weights(&self) -> bool {
-        false
-    }
-    /// The frontier of the next superstep (driver logic between supersteps
-    /// runs here), or `None` when the algorithm has finished.
-    fn next_frontier(&mut self, g: &Graph) -> Option<VertexSubset>;
-    /// The vertices a superstep activated.
-    fn activated(&mut self, g: &Graph, next: VertexSubset);
-    /// The result (called once, after `next_frontier` returned `None`).
-    fn output(&mut self, g: &Graph) -> Values;
-    /// Bytes of per-vertex state held.
-    fn state_bytes(&self) -> u64;
-}
-
-/// One job running an engine vertex program in the shared scan.
-pub struct ProgramTask<D: Driver> {
-    driver: D,
-    job: Arc<JobShared>,
+/// How one program's superstep runs over the chunks: its mode, the arcs it
+/// follows and (dense) the active sources.
+struct ChunkStep {
     mode: Mode,
-    symmetric: bool,
-    /// The dense frontier of the current superstep (`None`: all vertices).
+    traversal: Traversal,
+    /// The dense frontier (`None`: every vertex is active).
     bits: Option<Vec<u64>>,
 }
 
-impl<D: Driver> ProgramTask<D> {
-    /// A task running `driver` for `job`.
-    pub(crate) fn new(driver: D, job: Arc<JobShared>) -> Self {
-        job.set_state_bytes(driver.state_bytes());
-        ProgramTask {
-            driver,
-            job,
-            mode: Mode::Sparse,
-            symmetric: false,
-            bits: None,
+impl ChunkStep {
+    /// The step of a program with modes `modes` from `frontier` with
+    /// `opts` on `g`, and its plan for the pass.
+    fn plan(
+        g: &Graph,
+        modes: Modes,
+        frontier: &VertexSubset,
+        opts: &StepOptions,
+        weights: bool,
+    ) -> (ChunkStep, ChunkPlan) {
+        let n = g.num_vertices();
+        let traversal = Traversal::new(g.is_directed(), opts);
+        let mode = match modes {
+            Modes::SparseOnly => Mode::Sparse,
+            Modes::DenseOnly => Mode::Dense,
+            Modes::Both => edge_map::decide(g, frontier, opts),
+        };
+        let (bits, active) = match mode {
+            Mode::Dense => {
+                let bits = (frontier.len() != n).then(|| match frontier.as_bitmap() {
+                    Some(w) => w.to_vec(),
+                    None => frontier.to_dense().as_bitmap().unwrap_or(&[]).to_vec(),
+                });
+                (bits, Vec::new())
+            }
+            Mode::Sparse => (None, frontier.to_sorted_vec()),
+        };
+        let step = ChunkStep {
+            mode,
+            traversal,
+            bits,
+        };
+        let plan = ChunkPlan {
+            mode,
+            symmetric: traversal.symmetric || traversal.reverse,
+            weights,
+            active,
+        };
+        (step, plan)
+    }
+
+    /// Runs `p`'s step over one chunk with the engine's per-vertex kernels.
+    fn run_chunk<P: VertexProgram>(
+        &self,
+        g: &Graph,
+        p: &P,
+        chunk: &ScanChunk,
+        active: &[VertexId],
+        out: &mut Vec<VertexId>,
+    ) {
+        match self.mode {
+            Mode::Dense => {
+                let act = match &self.bits {
+                    None => Active::All,
+                    Some(w) => Active::Bitmap(w),
+                };
+                for v in chunk.vertices() {
+                    if dense_vertex(g, p, v, act, self.traversal) {
+                        out.push(v);
+                    }
+                }
+            }
+            Mode::Sparse => {
+                for &u in active {
+                    sparse_vertex(g, p, u, self.traversal, out);
+                }
+            }
         }
     }
 }
 
-impl<D: Driver> ScanTask for ProgramTask<D> {
+/// One job running an engine [`Driver`] (the algorithm's own step
+/// machine, unchanged) in the shared scan: the driver's logic runs at each
+/// superstep boundary, its program's edge step over the chunks.
+pub struct ProgramTask<D: Driver> {
+    driver: Option<D>,
+    values: Box<dyn Fn(D::Output) -> Values + Send + Sync>,
+    job: Arc<JobShared>,
+    step: Option<ChunkStep>,
+}
+
+impl<D: Driver> ProgramTask<D> {
+    /// A task running `driver` for `job`; `values` turns its output into
+    /// the job's result.
+    pub(crate) fn new(
+        driver: D,
+        values: Box<dyn Fn(D::Output) -> Values + Send + Sync>,
+        job: Arc<JobShared>,
+    ) -> Self {
+        job.set_state_bytes(driver.state_bytes());
+        ProgramTask {
+            driver: Some(driver),
+            values,
+            job,
+            step: None,
+        }
+    }
+}
+
+impl<D: Driver> ScanTask for ProgramTask<D>
+where
+    D::Program: Sync,
+{
     fn plan(&mut self, g: &Graph) -> Plan {
         if let Some(e) = self.job.stop_reason() {
             self.job.finish(Err(e));
             return Plan::Done;
         }
         self.job.mark_running();
-        let Some(frontier) = self.driver.next_frontier(g) else {
-            let values = self.driver.output(g);
-            self.job.finish(Ok(JobOutput {
-                snapshot: Arc::clone(&self.job.snapshot),
-                values,
-            }));
+        let ops = InMemory::new(g);
+        let Some(driver) = self.driver.as_mut() else {
             return Plan::Done;
         };
-        let opts = self.driver.options();
-        self.symmetric = opts.symmetric && g.is_directed();
-        self.mode = match D::P::MODES {
-            Modes::SparseOnly => Mode::Sparse,
-            Modes::DenseOnly => Mode::Dense,
-            Modes::Both => edge_map::decide(g, &frontier, &opts),
+        let Some(frontier) = driver.next_frontier(&ops) else {
+            if let Some(d) = self.driver.take() {
+                let values = (self.values)(d.finish(&ops));
+                self.job.finish(Ok(JobOutput {
+                    snapshot: Arc::clone(&self.job.snapshot),
+                    values,
+                }));
+            }
+            return Plan::Done;
         };
-        let n = g.num_vertices();
-        let edges = match self.mode {
+        let opts = driver.options();
+        let (step, plan) = ChunkStep::plan(
+            g,
+            D::Program::MODES,
+            &frontier,
+            &opts,
+            driver.reads_weights(),
+        );
+        let edges = match step.mode {
             Mode::Dense => g.num_arcs(),
             Mode::Sparse => frontier.out_degree_sum(g),
         };
         self.job.record_step(frontier.len() as u64, edges);
-        let active = match self.mode {
-            Mode::Dense => {
-                self.bits = if frontier.len() == n {
-                    None
-                } else {
-                    Some(match frontier.as_bitmap() {
-                        Some(w) => w.to_vec(),
-                        None => frontier.to_dense().as_bitmap().unwrap_or(&[]).to_vec(),
-                    })
-                };
-                Vec::new()
-            }
-            Mode::Sparse => frontier.to_sorted_vec(),
-        };
-        Plan::Chunks(ChunkPlan {
-            mode: self.mode,
-            symmetric: self.symmetric,
-            weights: self.driver.weights(),
-            active,
-        })
+        self.step = Some(step);
+        Plan::Chunks(plan)
     }
 
     fn run_chunk(
@@ -709,35 +759,19 @@ impl<D: Driver> ScanTask for ProgramTask<D> {
         out: &mut Vec<VertexId>,
     ) {
         self.job.maybe_fault();
-        let p = self.driver.program();
-        match self.mode {
-            Mode::Dense => {
-                let act = match &self.bits {
-                    None => Active::All,
-                    Some(w) => Active::Bitmap(w),
-                };
-                for v in chunk.vertices() {
-                    if dense_vertex(g, p, v, act, self.symmetric) {
-                        out.push(v);
-                    }
-                }
-            }
-            Mode::Sparse => {
-                for &u in active {
-                    sparse_vertex(g, p, u, self.symmetric, out);
-                }
-            }
+        if let (Some(step), Some(d)) = (&self.step, &self.driver) {
+            step.run_chunk(g, d.program(), chunk, active, out);
         }
     }
 
     fn end_step(&mut self, g: &Graph, activated: Vec<VertexId>) {
-        let n = g.num_vertices();
-        // Dense output is ascending and distinct; sparse output may repeat
-        // a vertex when the program's slots allow it (law 6): the engine's
-        // drivers deduplicate, as they do after the in-memory executor.
-        let next = VertexSubset::from_distinct_ids(n, activated);
-        self.bits = None;
-        self.driver.activated(g, next);
+        // Dense output is ascending and distinct; a sparse step may list a
+        // vertex once per slot that woke it (law 6): deduplicate.
+        let next = VertexSubset::from_ids(g.num_vertices(), activated);
+        self.step = None;
+        if let Some(d) = self.driver.as_mut() {
+            d.activated(&InMemory::new(g), next);
+        }
     }
 
     fn cancelled(&self) -> bool {
@@ -749,7 +783,149 @@ impl<D: Driver> ScanTask for ProgramTask<D> {
     }
 
     fn state_bytes(&self) -> u64 {
-        self.driver.state_bytes()
+        self.driver.as_ref().map_or(0, Driver::state_bytes)
+    }
+}
+
+/// The shared-scan executor as an engine [`Executor`] for one program at a
+/// time: each superstep is one pass of [`step_all`] over a chunk table
+/// sized as the job manager sizes it, with the engine's per-vertex kernels;
+/// vertex steps and sums are the in-memory executor's. `plexus run
+/// --executor scan` runs an algorithm's driver on it.
+pub struct ScanExecutor<'g> {
+    g: &'g Graph,
+    table: ScanTable,
+    counters: ScanCounters,
+}
+
+impl<'g> ScanExecutor<'g> {
+    /// An executor over `g` whose chunks hold about `chunk_bytes` of
+    /// topology each (see [`crate::cache::chunk_bytes`]).
+    pub fn new(g: &'g Graph, chunk_bytes: u64) -> Self {
+        let threads = rayon::current_num_threads();
+        ScanExecutor {
+            g,
+            table: ScanTable::build(g, chunk_bytes, threads * 8),
+            counters: ScanCounters::default(),
+        }
+    }
+
+    /// An executor whose chunks are sized for this machine's last-level
+    /// cache and the current pool, with 16 bytes of state per vertex.
+    pub fn for_machine(g: &'g Graph) -> Self {
+        let llc = crate::cache::detect_llc(None);
+        let n = g.num_vertices().max(1) as u64;
+        let bytes = crate::cache::chunk_bytes(
+            llc.bytes,
+            rayon::current_num_threads(),
+            g.topology_bytes(),
+            n,
+            16,
+        );
+        ScanExecutor::new(g, bytes)
+    }
+
+    /// The executor's counters (passes, bytes of topology read).
+    pub fn counters(&self) -> &ScanCounters {
+        &self.counters
+    }
+}
+
+/// One superstep of a borrowed program, as a scan task.
+struct StepTask<'a, P> {
+    p: &'a P,
+    step: Option<(ChunkStep, ChunkPlan)>,
+    activated: &'a Mutex<Vec<VertexId>>,
+}
+
+impl<P: VertexProgram> ScanTask for StepTask<'_, P> {
+    fn plan(&mut self, _g: &Graph) -> Plan {
+        match self.step.as_mut() {
+            Some((_, plan)) => Plan::Chunks(ChunkPlan {
+                mode: plan.mode,
+                symmetric: plan.symmetric,
+                weights: plan.weights,
+                active: std::mem::take(&mut plan.active),
+            }),
+            None => Plan::Done,
+        }
+    }
+
+    fn run_chunk(
+        &self,
+        g: &Graph,
+        chunk: &ScanChunk,
+        active: &[VertexId],
+        out: &mut Vec<VertexId>,
+    ) {
+        if let Some((step, _)) = &self.step {
+            step.run_chunk(g, self.p, chunk, active, out);
+        }
+    }
+
+    fn end_step(&mut self, _g: &Graph, activated: Vec<VertexId>) {
+        *lock(self.activated) = activated;
+        self.step = None;
+    }
+
+    fn cancelled(&self) -> bool {
+        false
+    }
+
+    fn jobs(&self) -> Vec<Arc<JobShared>> {
+        Vec::new()
+    }
+
+    fn state_bytes(&self) -> u64 {
+        0
+    }
+}
+
+impl Vertices for ScanExecutor<'_> {
+    fn view(&self) -> &dyn GraphView {
+        self.g
+    }
+
+    fn process_vertices<F: Fn(VertexId) -> bool + Sync>(
+        &self,
+        subset: &VertexSubset,
+        f: F,
+    ) -> VertexSubset {
+        InMemory::new(self.g).process_vertices(subset, f)
+    }
+
+    fn vertex_sum<F: Fn(VertexId) -> f64 + Sync>(&self, f: F) -> f64 {
+        InMemory::new(self.g).vertex_sum(f)
+    }
+}
+
+impl Executor for ScanExecutor<'_> {
+    fn superstep<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        opts: &StepOptions,
+    ) -> Step {
+        let g = self.g;
+        plexus_engine::progress::superstep(frontier.len() as u64);
+        let activated = Mutex::new(Vec::new());
+        let step = ChunkStep::plan(g, P::MODES, frontier, opts, true);
+        let mode = step.0.mode;
+        let task = StepTask {
+            p,
+            step: Some(step),
+            activated: &activated,
+        };
+        for outcome in step_all(g, &self.table, vec![Box::new(task)], &self.counters) {
+            if let Outcome::Panicked(msg, _) = outcome {
+                std::panic::resume_unwind(Box::new(msg));
+            }
+        }
+        let ids = activated.into_inner().unwrap_or_else(|e| e.into_inner());
+        Step {
+            next: VertexSubset::from_ids(g.num_vertices(), ids),
+            mode,
+        }
     }
 }
 

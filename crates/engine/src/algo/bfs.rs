@@ -26,9 +26,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use plexus_graph::{Graph, VertexId};
 
+use crate::driver::{drive, Driver};
 use crate::edge_map::Direction;
 use crate::error::{AlgoError, VerifyError};
-use crate::program::{Executor, InEdges, InMemory, StepOptions, VertexProgram};
+use crate::program::{
+    Executor, GraphView, InEdges, InMemory, StepOptions, VertexProgram, Vertices,
+};
 use crate::subset::VertexSubset;
 
 /// Sentinel for "not reached" in `depth` and `parent`.
@@ -289,28 +292,91 @@ const TOP_DOWN_AHEAD: usize = 16;
 /// Frontier members per task of [`top_down_from_bitmap`].
 const TOP_DOWN_GRAIN: usize = 1024;
 
-/// Runs BFS levels from `source` up to depth `max_depth` on any executor;
-/// returns `(depth, parent, iterations)`. Shared with `nhop`.
-pub(crate) fn traverse<E: Executor>(
-    exec: &E,
-    source: VertexId,
+/// BFS as a step machine that any executor runs: one level per superstep
+/// until the frontier is empty (or `max_depth` levels, for `nhop`). Its
+/// depths equal [`run`]'s on every executor; parents may differ (any
+/// in-neighbour one level up is valid).
+#[derive(Debug)]
+pub struct BfsDriver {
+    p: Program,
+    frontier: Option<VertexSubset>,
+    level: u32,
     max_depth: u32,
-    opts: &StepOptions,
-) -> (Vec<u32>, Vec<u32>, usize) {
-    let n = exec.graph().num_vertices();
-    let mut p = Program::new(n, source);
-    let mut frontier = VertexSubset::from_vertex(n, source);
-    let mut iterations = 0u32;
-    while !frontier.is_empty() && iterations < max_depth {
-        iterations += 1;
-        p.set_level(iterations);
-        frontier = exec.superstep(&p, &frontier, opts).next;
-    }
-    let (depth, parent) = p.into_parts();
-    (depth, parent, iterations as usize)
+    opts: StepOptions,
 }
 
-fn check_source(g: &Graph, source: VertexId) -> Result<(), AlgoError> {
+impl BfsDriver {
+    /// BFS from `cfg.source` over a graph seen through `view`.
+    pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        check_source(view, cfg.source)?;
+        let n = view.num_vertices();
+        Ok(BfsDriver {
+            p: Program::new(n, cfg.source),
+            frontier: Some(VertexSubset::from_vertex(n, cfg.source)),
+            level: 0,
+            max_depth: u32::MAX,
+            opts: StepOptions {
+                direction: cfg.direction,
+                threshold: cfg.threshold,
+                ..StepOptions::default()
+            },
+        })
+    }
+
+    /// Stops after `max_depth` levels.
+    pub fn up_to(mut self, max_depth: u32) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+}
+
+impl Driver for BfsDriver {
+    type Program = Program;
+    type Output = Output;
+
+    fn program(&self) -> &Program {
+        &self.p
+    }
+
+    fn options(&self) -> StepOptions {
+        self.opts
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, _ops: &V) -> Option<VertexSubset> {
+        let f = self.frontier.take()?;
+        if f.is_empty() || self.level >= self.max_depth {
+            return None;
+        }
+        self.level += 1;
+        self.p.set_level(self.level);
+        Some(f)
+    }
+
+    fn activated<V: Vertices>(&mut self, _ops: &V, next: VertexSubset) {
+        self.frontier = Some(next);
+    }
+
+    fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        let (depth, parent) = self.p.into_parts();
+        Output {
+            depth,
+            parent,
+            iterations: self.level as usize,
+        }
+    }
+
+    fn state_bytes(&self) -> u64 {
+        let n = self.p.parent.len() as u64;
+        8 * n + self.frontier.as_ref().map_or(0, |f| 4 * f.len() as u64)
+    }
+}
+
+/// BFS on any executor through [`BfsDriver`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, BfsDriver::new(exec.view(), cfg)?)
+}
+
+fn check_source(g: &dyn GraphView, source: VertexId) -> Result<(), AlgoError> {
     if (source as usize) < g.num_vertices() {
         Ok(())
     } else {
@@ -330,7 +396,7 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let opts = StepOptions {
         direction: cfg.direction,
         threshold: cfg.threshold,
-        symmetric: false,
+        ..StepOptions::default()
     };
     let exec = InMemory::new(g);
     let n = g.num_vertices();
@@ -647,6 +713,22 @@ pub(crate) fn verify_levels(
         }
     }
     Ok(())
+}
+
+/// The conformance check of [`BfsDriver`] on `exec` (see
+/// [`crate::conformance`]): from a source chosen by `seed`, its depths equal
+/// [`run`]'s and [`reference`]'s, and its result passes [`verify`].
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), String> {
+    let n = g.num_vertices().max(1) as u64;
+    let cfg = Config {
+        source: (seed % n) as VertexId,
+        ..Config::default()
+    };
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("depth", &got.depth, &fast.depth)?;
+    crate::conformance::same("iterations", &got.iterations, &fast.iterations)
 }
 
 #[cfg(test)]

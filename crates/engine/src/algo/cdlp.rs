@@ -670,6 +670,16 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     Ok(())
 }
 
+/// The conformance check of this algorithm's driver on `exec` (see
+/// [`crate::conformance`]).
+pub fn check_on<E: crate::program::Executor>(
+    _g: &Graph,
+    _exec: &E,
+    _seed: u64,
+) -> Result<(), String> {
+    Err("cdlp has no driver yet".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

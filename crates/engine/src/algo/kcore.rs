@@ -350,6 +350,16 @@ fn bucket_peel(adj: &[Vec<VertexId>]) -> Vec<u32> {
     core
 }
 
+/// The conformance check of this algorithm's driver on `exec` (see
+/// [`crate::conformance`]).
+pub fn check_on<E: crate::program::Executor>(
+    _g: &Graph,
+    _exec: &E,
+    _seed: u64,
+) -> Result<(), String> {
+    Err("kcore has no driver yet".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testgraphs::{graphs, THREADS};

@@ -160,6 +160,16 @@ pub fn verify(g: &Graph, _cfg: &Config, out: &Output) -> Result<(), VerifyError>
     Ok(())
 }
 
+/// The conformance check of this algorithm's driver on `exec` (see
+/// [`crate::conformance`]).
+pub fn check_on<E: crate::program::Executor>(
+    _g: &Graph,
+    _exec: &E,
+    _seed: u64,
+) -> Result<(), String> {
+    Err("mis has no driver yet".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testgraphs::{graphs, THREADS};

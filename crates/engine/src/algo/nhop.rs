@@ -14,8 +14,10 @@
 use plexus_graph::{Graph, VertexId};
 
 use crate::algo::bfs;
+use crate::driver::{drive, Driver};
 use crate::error::{AlgoError, VerifyError};
-use crate::program::{InMemory, StepOptions};
+use crate::program::{Executor, GraphView, InMemory, StepOptions, Vertices};
+use crate::subset::VertexSubset;
 
 /// Sentinel for "farther than `hops` or unreachable".
 pub const UNREACHED: u32 = u32::MAX;
@@ -51,7 +53,7 @@ pub struct Output {
     pub reached: u64,
 }
 
-fn check(g: &Graph, cfg: &Config) -> Result<(), AlgoError> {
+fn check(g: &dyn GraphView, cfg: &Config) -> Result<(), AlgoError> {
     if (cfg.source as usize) < g.num_vertices() {
         Ok(())
     } else {
@@ -64,13 +66,56 @@ fn output(depth: Vec<u32>) -> Output {
     Output { depth, reached }
 }
 
-/// Runs the bounded BFS in parallel on the current rayon pool.
+/// Runs the bounded BFS in parallel on the current rayon pool (the
+/// in-memory executor running [`NhopDriver`]).
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
-    check(g, cfg)?;
-    let hops = cfg.hops.min(u32::MAX - 1);
-    let (depth, _parent, _steps) =
-        bfs::traverse(&InMemory::new(g), cfg.source, hops, &StepOptions::default());
-    Ok(output(depth))
+    run_on(&InMemory::new(g), cfg)
+}
+
+/// N-hop on any executor through [`NhopDriver`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, NhopDriver::new(exec.view(), cfg)?)
+}
+
+/// The BFS driver stopped after `hops` levels.
+#[derive(Debug)]
+pub struct NhopDriver(bfs::BfsDriver);
+
+impl NhopDriver {
+    /// N-hop from `cfg.source` over a graph seen through `view`.
+    pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        check(view, cfg)?;
+        let bfs_cfg = bfs::Config {
+            source: cfg.source,
+            ..bfs::Config::default()
+        };
+        let hops = cfg.hops.min(u32::MAX - 1);
+        Ok(NhopDriver(bfs::BfsDriver::new(view, &bfs_cfg)?.up_to(hops)))
+    }
+}
+
+impl Driver for NhopDriver {
+    type Program = bfs::Program;
+    type Output = Output;
+
+    fn program(&self) -> &bfs::Program {
+        self.0.program()
+    }
+    fn options(&self) -> StepOptions {
+        self.0.options()
+    }
+    fn next_frontier<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        self.0.next_frontier(ops)
+    }
+    fn activated<V: Vertices>(&mut self, ops: &V, next: VertexSubset) {
+        self.0.activated(ops, next)
+    }
+    fn finish<V: Vertices>(self, ops: &V) -> Output {
+        output(self.0.finish(ops).depth)
+    }
+    fn state_bytes(&self) -> u64 {
+        self.0.state_bytes()
+    }
 }
 
 /// Plain sequential BFS with a queue, not expanding vertices at depth `hops`.
@@ -109,6 +154,21 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
         )));
     }
     Ok(())
+}
+
+/// The conformance check of [`NhopDriver`] on `exec` (see
+/// [`crate::conformance`]): its depths equal [`reference`]'s and it passes
+/// [`verify`], for a source and hop count chosen by `seed`.
+pub fn check_on<E: crate::program::Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), String> {
+    let n = g.num_vertices().max(1) as u64;
+    let cfg = Config {
+        source: (seed % n) as VertexId,
+        hops: (seed >> 8) as u32 % 4,
+    };
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let want = reference(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("depth", &got, &want)
 }
 
 #[cfg(test)]

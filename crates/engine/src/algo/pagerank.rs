@@ -78,10 +78,11 @@ use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use crate::algo::pagerank_push;
+use crate::driver::{drive, Driver};
 use crate::error::{AlgoError, VerifyError};
 use crate::program::{
-    deterministic_sum, trace_enabled, AtomicF64, Executor, InEdges, Modes, StepOptions,
-    VertexProgram,
+    deterministic_sum, trace_enabled, AtomicF64, Executor, GraphView, InEdges, Modes,
+    VertexProgram, Vertices,
 };
 use crate::subset::VertexSubset;
 
@@ -304,7 +305,7 @@ impl Teleport {
 }
 
 /// Checks the parameters and builds the teleport vector.
-fn prepare(g: &Graph, cfg: &Config) -> Result<Teleport, AlgoError> {
+fn prepare<G: GraphView + ?Sized>(g: &G, cfg: &Config) -> Result<Teleport, AlgoError> {
     if !(0.0..1.0).contains(&cfg.damping) {
         return Err(AlgoError::InvalidParameter(format!(
             "damping must be in [0, 1), got {}",
@@ -346,8 +347,8 @@ fn prepare(g: &Graph, cfg: &Config) -> Result<Teleport, AlgoError> {
 }
 
 /// The PageRank vertex program: one synchronous power iteration per superstep.
-struct Program<'g> {
-    g: &'g Graph,
+#[derive(Debug)]
+pub struct Program {
     damping: f64,
     teleport: Teleport,
     /// `PR(u)` of the previous iteration.
@@ -360,7 +361,7 @@ struct Program<'g> {
     step: Step,
 }
 
-impl VertexProgram for Program<'_> {
+impl VertexProgram for Program {
     /// A partial sum of contributions.
     type Msg = f64;
     const MODES: Modes = Modes::DenseOnly;
@@ -724,12 +725,16 @@ impl Isolated {
     /// when every dangling vertex is isolated and some teleport mass lies
     /// on isolated vertices and some on the others. `None` also for a
     /// configuration [`run`] would refuse.
-    pub fn of(g: &Graph, cfg: &Config) -> Option<Isolated> {
+    pub fn of<G: GraphView + ?Sized>(g: &G, cfg: &Config) -> Option<Isolated> {
         let teleport = prepare(g, cfg).ok()?;
         Isolated::with_teleport(g, cfg, &teleport)
     }
 
-    fn with_teleport(g: &Graph, cfg: &Config, teleport: &Teleport) -> Option<Isolated> {
+    fn with_teleport<G: GraphView + ?Sized>(
+        g: &G,
+        cfg: &Config,
+        teleport: &Teleport,
+    ) -> Option<Isolated> {
         if cfg.iterations.is_some() || cfg.method != Method::Jacobi {
             return None;
         }
@@ -754,7 +759,7 @@ impl Isolated {
 
     /// Whether `v` has neither in- nor out-edges.
     #[inline]
-    pub fn is_isolated(g: &Graph, v: VertexId) -> bool {
+    pub fn is_isolated<G: GraphView + ?Sized>(g: &G, v: VertexId) -> bool {
         g.out_degree(v) == 0 && g.in_degree(v) == 0
     }
 
@@ -1311,48 +1316,90 @@ fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: usize>(
     }
 }
 
-/// Runs PageRank as the vertex program on any executor (Jacobi, f64
-/// contributions; `cfg.method` and `cfg.precision` are not used): the same
-/// arithmetic as [`run`]'s Jacobi/double kernel.
+/// Runs PageRank as the vertex program on any executor through
+/// [`PageRankDriver`].
 pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
-    let g = exec.graph();
-    let teleport = prepare(g, cfg)?;
-    let isolated = Isolated::with_teleport(g, cfg, &teleport);
-    let n = g.num_vertices();
-    if n == 0 {
-        return Ok(Output {
-            rank: Vec::new(),
+    drive(exec, PageRankDriver::new(exec.view(), cfg)?)
+}
+
+/// PageRank (global or personalised) as a step machine that any executor
+/// runs: Jacobi iteration in f64 (`cfg.method` and `cfg.precision` are not
+/// used), one dense superstep per iteration, with the contributions, the
+/// dangling mass, the isolated-vertex elimination ([`Isolated`]) and the
+/// L1 change as vertex steps between supersteps: the same arithmetic as
+/// [`run`]'s Jacobi kernel in double precision, so the ranks agree with it
+/// up to the order of the executor's sums (within `1e-12` per rank on the
+/// conformance graphs; bit for bit on the in-memory executor).
+#[derive(Debug)]
+pub struct PageRankDriver {
+    p: Program,
+    isolated: Option<Isolated>,
+    tolerance: f64,
+    fixed: Option<usize>,
+    limit: usize,
+    iterations: usize,
+    converged: bool,
+    change: f64,
+    /// A superstep ran whose new ranks are not yet taken.
+    pending: bool,
+}
+
+impl PageRankDriver {
+    /// PageRank with `cfg` over a graph seen through `view`.
+    pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        let teleport = prepare(view, cfg)?;
+        let isolated = Isolated::with_teleport(view, cfg, &teleport);
+        let n = view.num_vertices();
+        let start = if n == 0 { 0.0 } else { 1.0 / n as f64 };
+        Ok(PageRankDriver {
+            p: Program {
+                damping: cfg.damping,
+                teleport,
+                rank: (0..n).map(|_| AtomicF64::new(start)).collect(),
+                contrib: (0..n).map(|_| AtomicF64::new(0.0)).collect(),
+                next: (0..n).map(|_| AtomicF64::new(0.0)).collect(),
+                step: Step::plain(0.0),
+            },
+            isolated,
+            tolerance: cfg.tolerance,
+            fixed: cfg.iterations,
+            limit: cfg.iterations.unwrap_or(cfg.max_iterations),
             iterations: 0,
-            converged: true,
+            converged: n == 0,
             change: 0.0,
-        });
+            pending: false,
+        })
     }
-    let start = 1.0 / n as f64;
-    let mut p = Program {
-        g,
-        damping: cfg.damping,
-        teleport,
-        rank: (0..n).map(|_| AtomicF64::new(start)).collect(),
-        contrib: (0..n).map(|_| AtomicF64::new(0.0)).collect(),
-        next: (0..n).map(|_| AtomicF64::new(0.0)).collect(),
-        step: Step::plain(0.0),
-    };
-    let limit = cfg.iterations.unwrap_or(cfg.max_iterations);
-    let all = VertexSubset::all(n);
-    let opts = StepOptions::default();
-    let mut iterations = 0;
-    let mut converged = false;
-    let mut change = 0.0;
-    while iterations < limit {
-        // Vertex step: contributions; then the dangling mass (deterministic sum).
-        exec.process_vertices(&all, |u| {
-            let c = contribution::<f64>(p.rank[u as usize].load(), p.g.out_degree(u));
+
+    /// Takes the ranks of the superstep just run: the change, then the swap.
+    fn take_step<V: Vertices>(&mut self, ops: &V) {
+        let (p, g) = (&self.p, ops.view());
+        self.change = ops.vertex_sum(|v| {
+            let lone = Isolated::is_isolated(g, v);
+            let prior = p
+                .step
+                .prior(lone, p.rank[v as usize].load(), p.teleport.at(v));
+            (p.next[v as usize].load() - prior).abs()
+        });
+        std::mem::swap(&mut self.p.rank, &mut self.p.next);
+        self.iterations += 1;
+        self.converged = self.change < g.num_vertices() as f64 * self.tolerance;
+        self.pending = false;
+    }
+
+    /// The vertex steps before an iteration: contributions and the step's
+    /// substitution (dangling mass, isolated-vertex elimination).
+    fn prepare_step<V: Vertices>(&mut self, ops: &V) {
+        let (p, g) = (&self.p, ops.view());
+        let n = g.num_vertices();
+        ops.process_vertices(&VertexSubset::all(n), |u| {
+            let c = contribution::<f64>(p.rank[u as usize].load(), g.out_degree(u));
             p.contrib[u as usize].store(c);
             false
         });
-        p.step = match isolated {
-            None => Step::plain(exec.vertex_sum(|u| {
-                if p.g.out_degree(u) == 0 {
+        let step = match self.isolated {
+            None => Step::plain(ops.vertex_sum(|u| {
+                if g.out_degree(u) == 0 {
                     p.rank[u as usize].load()
                 } else {
                     0.0
@@ -1360,39 +1407,68 @@ pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> 
             })),
             Some(iso) => {
                 let rest = |u: VertexId, dangling_only: bool| {
-                    let counts = !Isolated::is_isolated(p.g, u)
-                        && (!dangling_only || p.g.out_degree(u) == 0);
+                    let counts =
+                        !Isolated::is_isolated(g, u) && (!dangling_only || g.out_degree(u) == 0);
                     if counts {
                         p.rank[u as usize].load()
                     } else {
                         0.0
                     }
                 };
-                let mass = exec.vertex_sum(|u| rest(u, false));
-                iso.step(cfg.damping, exec.vertex_sum(|u| rest(u, true)), mass)
+                let mass = ops.vertex_sum(|u| rest(u, false));
+                iso.step(p.damping, ops.vertex_sum(|u| rest(u, true)), mass)
             }
         };
-        exec.superstep(&p, &all, &opts);
-        change = exec.vertex_sum(|v| {
-            let lone = Isolated::is_isolated(p.g, v);
-            let prior = p
-                .step
-                .prior(lone, p.rank[v as usize].load(), p.teleport.at(v));
-            (p.next[v as usize].load() - prior).abs()
-        });
-        std::mem::swap(&mut p.rank, &mut p.next);
-        iterations += 1;
-        converged = change < n as f64 * cfg.tolerance;
-        if converged && cfg.iterations.is_none() {
-            break;
+        self.p.step = step;
+    }
+}
+
+impl Driver for PageRankDriver {
+    type Program = Program;
+    type Output = Output;
+
+    fn program(&self) -> &Program {
+        &self.p
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        let n = ops.view().num_vertices();
+        if n == 0 {
+            return None;
+        }
+        if self.pending {
+            self.take_step(ops);
+            if self.converged && self.fixed.is_none() {
+                return None;
+            }
+        }
+        if self.iterations >= self.limit {
+            return None;
+        }
+        self.prepare_step(ops);
+        self.pending = true;
+        Some(VertexSubset::all(n))
+    }
+
+    fn activated<V: Vertices>(&mut self, _ops: &V, _next: VertexSubset) {}
+
+    fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        Output {
+            rank: self
+                .p
+                .rank
+                .into_par_iter()
+                .map(AtomicF64::into_inner)
+                .collect(),
+            iterations: self.iterations,
+            converged: self.converged,
+            change: self.change,
         }
     }
-    Ok(Output {
-        rank: p.rank.into_par_iter().map(AtomicF64::into_inner).collect(),
-        iterations,
-        converged,
-        change,
-    })
+
+    fn state_bytes(&self) -> u64 {
+        24 * self.p.rank.len() as u64
+    }
 }
 
 /// One Jacobi iteration, sequentially, in f64: returns `F(x)`.
@@ -1639,6 +1715,43 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
         )));
     }
     Ok(())
+}
+
+/// Largest difference per rank between [`PageRankDriver`] on any executor
+/// and [`run`]'s Jacobi kernel in double precision after the same
+/// iterations: the sums differ only in the order an executor adds them.
+pub const DRIVER_RANK_BOUND: f64 = 1e-12;
+
+/// The conformance check of [`PageRankDriver`] on `exec` (see
+/// [`crate::conformance`]): global or personalised (by `seed`), a fixed
+/// iteration count or a tolerance, against [`run`]'s Jacobi kernel in
+/// double precision: within [`DRIVER_RANK_BOUND`] per rank after the same
+/// iterations, and passing [`verify`].
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), String> {
+    let n = g.num_vertices().max(1) as u64;
+    let cfg = Config {
+        method: Method::Jacobi,
+        precision: Precision::Double,
+        iterations: (seed & 1 == 0).then_some(1 + (seed >> 4) as usize % 20),
+        personalization: (seed & 2 == 0).then(|| vec![((seed >> 8) % n) as VertexId]),
+        tolerance: 1e-9,
+        ..Config::default()
+    };
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    if got.iterations != fast.iterations {
+        // Only a change within rounding of the stopping rule may differ.
+        let edge = (got.change - n as f64 * cfg.tolerance).abs() < 1e-12;
+        if !edge {
+            return Err(format!(
+                "iterations {} against the kernel's {}",
+                got.iterations, fast.iterations
+            ));
+        }
+        return Ok(());
+    }
+    crate::conformance::close("rank", &got.rank, &fast.rank, DRIVER_RANK_BOUND)
 }
 
 #[cfg(test)]

@@ -61,8 +61,11 @@ use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use super::wcc::spread_min_labels;
+use crate::driver::{drive, Driver};
 use crate::error::{AlgoError, VerifyError};
-use crate::program::{Executor, InEdges, InMemory, PhaseClock, StepOptions, VertexProgram};
+use crate::program::{
+    Executor, GraphView, InEdges, InMemory, PhaseClock, StepOptions, VertexProgram, Vertices,
+};
 use crate::subset::VertexSubset;
 
 /// Label of a vertex not yet assigned to a component (internal use only;
@@ -552,6 +555,227 @@ fn claim(flag: &AtomicBool) -> bool {
     !flag.load(Ordering::Relaxed) && !flag.swap(true, Ordering::Relaxed)
 }
 
+/// SCC on any executor through [`SccDriver`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, SccDriver::new(exec.view(), cfg)?)
+}
+
+/// The phases of [`SccDriver`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Forward propagation of the smallest colour among unassigned vertices.
+    Colour,
+    /// Backward reach from each root within its colour.
+    Back,
+}
+
+/// The program of [`SccDriver`]: in the colour phase WCC's min-label rule
+/// along out-edges among unassigned vertices (messages combine by
+/// minimum); in the backward phase [`Reach`]'s rule with the colours as
+/// classes (messages combine by maximum).
+#[derive(Debug)]
+pub struct Colouring {
+    comp: Vec<AtomicU32>,
+    colour: Vec<AtomicU32>,
+    seen: Vec<AtomicBool>,
+    phase: Phase,
+}
+
+impl Colouring {
+    #[inline]
+    fn open(&self, v: VertexId) -> bool {
+        self.comp[v as usize].load(Ordering::Relaxed) == UNASSIGNED
+    }
+    #[inline]
+    fn colour(&self, v: VertexId) -> u32 {
+        self.colour[v as usize].load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn lower(&self, v: VertexId, c: u32) -> bool {
+        let cell = &self.colour[v as usize];
+        self.open(v) && c < cell.load(Ordering::Relaxed) && c < cell.fetch_min(c, Ordering::Relaxed)
+    }
+}
+
+impl VertexProgram for Colouring {
+    /// A colour (a vertex id).
+    type Msg = u32;
+
+    fn combine(&self, a: u32, b: u32) -> u32 {
+        match self.phase {
+            Phase::Colour => a.min(b),
+            Phase::Back => a.max(b),
+        }
+    }
+
+    fn cond(&self, v: VertexId) -> bool {
+        match self.phase {
+            Phase::Colour => self.open(v),
+            Phase::Back => self.open(v) && !self.seen[v as usize].load(Ordering::Relaxed),
+        }
+    }
+
+    fn sparse_signal(&self, src: VertexId) -> Option<u32> {
+        Some(self.colour(src))
+    }
+
+    fn sparse_slot(&self, dst: VertexId, c: u32) -> bool {
+        match self.phase {
+            Phase::Colour => self.lower(dst, c),
+            Phase::Back => {
+                self.cond(dst) && c == self.colour(dst) && claim(&self.seen[dst as usize])
+            }
+        }
+    }
+
+    fn dense_signal(&self, v: VertexId, edges: InEdges<'_>) -> Option<u32> {
+        match self.phase {
+            Phase::Colour => edges
+                .active()
+                .filter(|&(u, _)| self.open(u))
+                .map(|(u, _)| self.colour(u))
+                .min(),
+            Phase::Back => {
+                let own = self.colour(v);
+                edges
+                    .active()
+                    .any(|(u, _)| self.open(u) && self.colour(u) == own)
+                    .then_some(own)
+            }
+        }
+    }
+
+    fn dense_slot(&self, v: VertexId, c: u32) -> bool {
+        match self.phase {
+            Phase::Colour => self.lower(v, c),
+            Phase::Back => {
+                c == self.colour(v) && {
+                    self.seen[v as usize].store(true, Ordering::Relaxed);
+                    true
+                }
+            }
+        }
+    }
+}
+
+/// SCC as a step machine that any executor runs: colouring rounds
+/// (Orzan; Slota et al.) until every vertex is assigned. A round
+/// propagates the smallest colour forward among unassigned vertices until
+/// stable, so `colour[v]` is the smallest unassigned id that reaches `v`;
+/// each root `r` (`colour[r] == r`) is the smallest id of its component,
+/// which is the set of vertices of colour `r` that reach `r` (a backward
+/// reach from every root at once, each step within a colour). Labels
+/// equal [`run`]'s. A chain of `k` components takes `k` rounds; the
+/// in-memory kernel trims and finishes with Pearce's search instead.
+#[derive(Debug)]
+pub struct SccDriver {
+    p: Colouring,
+    frontier: Option<VertexSubset>,
+    rounds: usize,
+}
+
+impl SccDriver {
+    /// SCC over a graph seen through `view`.
+    pub fn new(view: &dyn GraphView, _cfg: &Config) -> Result<Self, AlgoError> {
+        let n = view.num_vertices();
+        Ok(SccDriver {
+            p: Colouring {
+                comp: (0..n).map(|_| AtomicU32::new(UNASSIGNED)).collect(),
+                colour: (0..n as u32).map(AtomicU32::new).collect(),
+                seen: (0..n).map(|_| AtomicBool::new(false)).collect(),
+                phase: Phase::Colour,
+            },
+            frontier: Some(VertexSubset::all(n)),
+            rounds: 0,
+        })
+    }
+
+    /// Ends a round: the seen vertices join their root's component; the
+    /// rest start the next round with their own ids as colours.
+    fn close_round<V: Vertices>(&mut self, ops: &V) -> VertexSubset {
+        let n = self.p.comp.len();
+        let p = &self.p;
+        ops.process_vertices(&VertexSubset::all(n), |v| {
+            if !p.open(v) {
+                return false;
+            }
+            if p.seen[v as usize].load(Ordering::Relaxed) {
+                p.comp[v as usize].store(p.colour(v), Ordering::Relaxed);
+                false
+            } else {
+                p.colour[v as usize].store(v, Ordering::Relaxed);
+                true
+            }
+        })
+    }
+}
+
+impl Driver for SccDriver {
+    type Program = Colouring;
+    type Output = Output;
+
+    fn program(&self) -> &Colouring {
+        &self.p
+    }
+
+    fn options(&self) -> StepOptions {
+        StepOptions {
+            reverse: self.p.phase == Phase::Back,
+            ..StepOptions::default()
+        }
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        let n = self.p.comp.len();
+        if let Some(f) = self.frontier.take().filter(|f| !f.is_empty()) {
+            return Some(f);
+        }
+        match self.p.phase {
+            Phase::Colour => {
+                // Colours are stable: the roots seed the backward reach.
+                self.p.phase = Phase::Back;
+                let p = &self.p;
+                let roots = ops.process_vertices(&VertexSubset::all(n), |v| {
+                    let root = p.open(v) && p.colour(v) == v;
+                    if root {
+                        p.seen[v as usize].store(true, Ordering::Relaxed);
+                    }
+                    root
+                });
+                Some(roots).filter(|r| !r.is_empty())
+            }
+            Phase::Back => {
+                self.rounds += 1;
+                self.p.phase = Phase::Colour;
+                let rest = self.close_round(ops);
+                Some(rest).filter(|r| !r.is_empty())
+            }
+        }
+    }
+
+    fn activated<V: Vertices>(&mut self, _ops: &V, next: VertexSubset) {
+        let n = next.num_vertices();
+        self.frontier = Some(match next.as_sparse() {
+            Some(ids) => VertexSubset::from_ids(n, ids.to_vec()),
+            None => next,
+        });
+    }
+
+    fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        let component: Vec<u32> = self.p.comp.into_iter().map(AtomicU32::into_inner).collect();
+        let count = component
+            .iter()
+            .enumerate()
+            .filter(|&(v, &c)| c as usize == v)
+            .count();
+        Output { component, count }
+    }
+
+    fn state_bytes(&self) -> u64 {
+        9 * self.p.comp.len() as u64
+    }
+}
+
 /// Computes the components sequentially by Tarjan's algorithm, with an
 /// explicit stack instead of recursion.
 pub fn reference(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
@@ -709,6 +933,16 @@ fn kosaraju(g: &Graph) -> Vec<u32> {
         smallest[t] = smallest[t].min(v as u32);
     }
     (0..n).map(|v| smallest[tree[v] as usize]).collect()
+}
+
+/// The conformance check of [`SccDriver`] on `exec` (see
+/// [`crate::conformance`]): labels equal [`run`]'s and pass [`verify`].
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, _seed: u64) -> Result<(), String> {
+    let cfg = Config::default();
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("component", &got, &fast)
 }
 
 #[cfg(test)]

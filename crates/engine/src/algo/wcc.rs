@@ -38,8 +38,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
+use crate::driver::{drive, Driver};
 use crate::error::{AlgoError, VerifyError};
-use crate::program::{Executor, InEdges, InMemory, PhaseClock, StepOptions, VertexProgram};
+use crate::program::{
+    Executor, GraphView, InEdges, InMemory, PhaseClock, StepOptions, VertexProgram, Vertices,
+};
 use crate::subset::VertexSubset;
 
 /// How to compute the components.
@@ -81,7 +84,7 @@ fn output(component: Vec<u32>) -> Output {
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let component = match cfg.method {
         Method::UnionFind => union_find(g),
-        Method::LabelPropagation => label_propagation(&InMemory::new(g)),
+        Method::LabelPropagation => return run_on(&InMemory::new(g), cfg),
     };
     Ok(output(component))
 }
@@ -433,12 +436,22 @@ fn afforest(g: &Graph) -> Vec<u32> {
 /// ever activated, so a frontier of such vertices stays within them. WCC
 /// runs it on every vertex; SCC's colouring rounds on the vertices not yet
 /// in a component, along out-edges only.
-pub(crate) struct MinLabel<'a, F> {
-    label: &'a [AtomicU32],
+pub struct MinLabel<L, F> {
+    label: L,
     within: F,
 }
 
-impl<F: Fn(VertexId) -> bool + Sync> VertexProgram for MinLabel<'_, F> {
+impl<L, F> std::fmt::Debug for MinLabel<L, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MinLabel")
+    }
+}
+
+impl<L, F> VertexProgram for MinLabel<L, F>
+where
+    L: std::ops::Deref<Target = [AtomicU32]> + Sync,
+    F: Fn(VertexId) -> bool + Sync,
+{
     /// A label (a vertex id).
     type Msg = u32;
 
@@ -497,7 +510,7 @@ pub(crate) fn spread_min_labels<E: Executor>(
     frontier: VertexSubset,
     opts: &StepOptions,
 ) {
-    let n = exec.graph().num_vertices();
+    let n = exec.view().num_vertices();
     let program = MinLabel { label, within };
     let mut frontier = frontier;
     while !frontier.is_empty() {
@@ -510,15 +523,84 @@ pub(crate) fn spread_min_labels<E: Executor>(
     }
 }
 
-fn label_propagation<E: Executor>(exec: &E) -> Vec<u32> {
-    let n = exec.graph().num_vertices();
-    let label: Vec<AtomicU32> = (0..n as u32).map(AtomicU32::new).collect();
-    let opts = StepOptions {
-        symmetric: true,
-        ..StepOptions::default()
-    };
-    spread_min_labels(exec, &label, |_| true, VertexSubset::all(n), &opts);
-    label.into_iter().map(AtomicU32::into_inner).collect()
+/// WCC on any executor through [`WccDriver`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, WccDriver::new(exec.view(), cfg)?)
+}
+
+/// Every vertex may take labels (WCC's `within`).
+fn everywhere(_v: VertexId) -> bool {
+    true
+}
+
+/// The program of [`WccDriver`]: [`MinLabel`] over labels it owns, on
+/// every vertex.
+pub type WccProgram = MinLabel<Vec<AtomicU32>, fn(VertexId) -> bool>;
+
+/// WCC as a step machine that any executor runs: [`MinLabel`] on every
+/// vertex along both directions of every arc, from all vertices, until no
+/// label drops. Labels are the smallest id of each component, as [`run`]'s.
+#[derive(Debug)]
+pub struct WccDriver {
+    p: WccProgram,
+    frontier: Option<VertexSubset>,
+}
+
+impl WccDriver {
+    /// WCC over a graph seen through `view` (`cfg.method` is not used).
+    pub fn new(view: &dyn GraphView, _cfg: &Config) -> Result<Self, AlgoError> {
+        let n = view.num_vertices();
+        Ok(WccDriver {
+            p: MinLabel {
+                label: (0..n as u32).map(AtomicU32::new).collect(),
+                within: everywhere,
+            },
+            frontier: Some(VertexSubset::all(n)),
+        })
+    }
+}
+
+impl Driver for WccDriver {
+    type Program = WccProgram;
+    type Output = Output;
+
+    fn program(&self) -> &WccProgram {
+        &self.p
+    }
+
+    fn options(&self) -> StepOptions {
+        StepOptions {
+            symmetric: true,
+            ..StepOptions::default()
+        }
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, _ops: &V) -> Option<VertexSubset> {
+        self.frontier.take().filter(|f| !f.is_empty())
+    }
+
+    fn activated<V: Vertices>(&mut self, _ops: &V, next: VertexSubset) {
+        // A push may list a vertex once per message that lowered it.
+        let n = next.num_vertices();
+        self.frontier = Some(match next.as_sparse() {
+            Some(ids) => VertexSubset::from_ids(n, ids.to_vec()),
+            None => next,
+        });
+    }
+
+    fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        output(
+            self.p
+                .label
+                .into_iter()
+                .map(AtomicU32::into_inner)
+                .collect(),
+        )
+    }
+
+    fn state_bytes(&self) -> u64 {
+        4 * self.p.label.len() as u64
+    }
 }
 
 /// Plain sequential search over the undirected view, vertices in id order:
@@ -612,6 +694,16 @@ pub fn verify(g: &Graph, _cfg: &Config, out: &Output) -> Result<(), VerifyError>
         )));
     }
     Ok(())
+}
+
+/// The conformance check of [`WccDriver`] on `exec` (see
+/// [`crate::conformance`]): labels equal [`run`]'s and pass [`verify`].
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, _seed: u64) -> Result<(), String> {
+    let cfg = Config::default();
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("component", &got, &fast)
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //!
 //! | algorithm | fused (shared mode) | alone |
 //! |---|---|---|
-//! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes, when [`whole::MIN_BFS_LANES`] or more arrive together (or a group runs); fewer: the engine's kernel ([`whole::BfsJob`]) | engine `bfs::Program` ([`crate::drivers::BfsDriver`]) |
-//! | sssp | one task per job: the engine's kernel ([`whole::SsspJob`]); [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | the engine's kernel ([`whole::SsspJob`]); engine `sssp::Program` in the scan ([`crate::drivers::SsspDriver`]) when `sssp_in_scan` is set |
+//! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes, when [`whole::MIN_BFS_LANES`] or more arrive together (or a group runs); fewer: the engine's kernel ([`whole::BfsJob`]) | the engine's `bfs::BfsDriver` in the scan |
+//! | sssp | one task per job: the engine's kernel ([`whole::SsspJob`]); [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | the engine's kernel ([`whole::SsspJob`]); the engine's `sssp::SsspDriver` in the scan when `sssp_in_scan` is set |
 //! | pagerank | [`pagerank_series::PageRankSeries`]: any number of jobs with the uniform teleport (plain Jacobi) that arrive together, from one damping-free power series; other PageRank jobs, or ones arriving after a series started: [`pagerank::PageRankLanes`], up to 16 variants, k values per vertex | the same lanes task with one lane |
 //! | wcc | [`whole::WccGroup`]: one Afforest run for all | the same task with one job |
 //! | cdlp | [`cdlp::CdlpGroup`]: one propagation up to the largest count | the same task with one job |
@@ -12,8 +12,10 @@ use std::sync::Arc;
 
 use plexus_graph::Graph;
 
-use crate::drivers::{BfsDriver, SsspDriver};
+use plexus_engine::algo::{bfs, sssp as engine_sssp};
+
 use crate::job::JobShared;
+use crate::output::Values;
 use crate::scan::{ProgramTask, ScanTask};
 use crate::spec::Resolved;
 
@@ -41,16 +43,33 @@ pub(crate) fn new_task(
     let resolved = job.resolved.as_ref()?;
     let mut task: Box<dyn ScanTask> = match resolved {
         Resolved::Bfs { source } if !fuse => {
+            let cfg = bfs::Config {
+                source: *source,
+                ..bfs::Config::default()
+            };
+            let driver = bfs::BfsDriver::new(g, &cfg).ok()?;
             return Some(Box::new(ProgramTask::new(
-                BfsDriver::new(n, *source),
+                driver,
+                Box::new(bfs_values),
                 Arc::clone(job),
-            )))
+            )));
         }
         Resolved::Sssp { source, delta } if !fuse && sssp_in_scan => {
+            let cfg = engine_sssp::Config {
+                source: *source,
+                delta: Some(*delta),
+            };
+            let driver = engine_sssp::SsspDriver::new(g, &cfg).ok()?;
+            let source = *source;
             return Some(Box::new(ProgramTask::new(
-                SsspDriver::new(n, *source, *delta),
+                driver,
+                Box::new(move |o: engine_sssp::Output| Values::Sssp {
+                    dist: o.dist,
+                    source,
+                    iterations: o.iterations,
+                }),
                 Arc::clone(job),
-            )))
+            )));
         }
         Resolved::Sssp { source, delta } if !fuse => {
             return Some(Box::new(whole::SsspJob::new(n, job, *source, *delta)))
@@ -68,6 +87,15 @@ pub(crate) fn new_task(
         Some(task)
     } else {
         None
+    }
+}
+
+/// A BFS driver's result as a job's values.
+fn bfs_values(o: bfs::Output) -> Values {
+    Values::Bfs {
+        depth: o.depth,
+        parent: o.parent,
+        iterations: o.iterations,
     }
 }
 

@@ -9,7 +9,7 @@
 //!   with per-thread buckets and bucket fusion) then `sssp::parents_of`, the
 //!   result of `plexus run sssp`. In the scan the same job replays the
 //!   engine's vertex program superstep by superstep
-//!   ([`crate::drivers::SsspDriver`]); that shares chunk loads with other
+//!   (the engine's `sssp::SsspDriver`); that shares chunk loads with other
 //!   jobs but pays a scan pass per bucket, and on Kronecker scale 22 it took
 //!   2.3 s against the kernel's 0.9 s (2 threads), so the kernel is the
 //!   default ([`crate::ManagerConfig::sssp_in_scan`] restores the scan).
