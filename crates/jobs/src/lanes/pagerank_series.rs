@@ -39,7 +39,7 @@
 //!
 //! **Joining.** Every job must start with the sequence at `y_0`, so jobs
 //! join only before the first pass; a PageRank job that arrives later
-//! runs in lanes ([`crate::lanes::new_task`]).
+//! runs in lanes (`lanes::new_task`).
 use std::sync::Arc;
 
 use plexus_engine::algo::pagerank;
