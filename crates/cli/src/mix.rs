@@ -31,7 +31,8 @@ pub struct MixArgs {
     #[arg(long)]
     pub poisson: Option<f64>,
     /// Algorithms to mix, comma-separated (pagerank, bfs, sssp, wcc, cdlp);
-    /// jobs take them in turn. SSSP is left out on unweighted graphs.
+    /// jobs take them in turn (counts differ by at most one), in an order
+    /// shuffled by the seed. SSSP is left out on unweighted graphs.
     #[arg(long, value_delimiter = ',', default_values_t = MIX_ALGORITHMS.map(String::from))]
     pub algos: Vec<String>,
     /// PageRank iterations (fixed count).

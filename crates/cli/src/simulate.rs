@@ -34,7 +34,7 @@ use crate::graph_cmds::Ctx;
 pub struct SimulateArgs {
     /// The job stream (TOML, as for `plexus batch`; `plexus mix` writes one).
     pub jobs: PathBuf,
-    /// The machine model (TOML with a [machine] table).
+    /// The machine model (TOML with a `[machine]` table).
     #[arg(long)]
     pub machine: PathBuf,
     /// Policies to replay, comma-separated (fifo, all, congra and its

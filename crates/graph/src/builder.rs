@@ -392,13 +392,13 @@ impl<T> DisjointWriter<T> {
 /// `items`) into chunks; `arcs(range)` yields the arcs `(u, v, w)` that the
 /// items of `range` make, the same ones each time it is called (a trait
 /// with a generic callback, not an iterator: a `flat_map` of per-edge
-/// `Chain`s ran the scatter 3× slower than the callback loop).
+/// `Chain`s ran the scatter several times slower than the callback loop;
+/// bench/NOTES.md, "The build's scatter").
 ///
 /// Each chunk counts and writes with its own cursor per vertex, so no write
 /// waits on an atomic: a locked `fetch_add` per arc drained the store
 /// buffer before every scatter write, which left the writes' cache misses
-/// one at a time (kron22's undirected import: 7.5 s for counting and
-/// scattering 128 M arcs on two threads, see bench/NOTES.md "Session 29").
+/// one at a time.
 /// A vertex's arcs land in chunk order and, within a chunk, in the order
 /// `arcs` yields them; lists come out unsorted for [`sort_lists`].
 fn scatter(n: usize, weighted: bool, bounds: &[usize], arcs: &impl ArcSource) -> Lists {

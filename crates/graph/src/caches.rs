@@ -8,8 +8,8 @@ use std::path::Path;
 
 /// `(level, bytes)` of each data or unified cache of cpu0, in sysfs order,
 /// read once per process: the sizes do not change while it runs, and
-/// reading sysfs took 0.18–0.23 ms, which PageRank paid on every run
-/// (email-Enron: a twentieth of a 5 ms run).
+/// reading sysfs costs a measurable share of a short PageRank run
+/// (bench/NOTES.md, "Cache sizes read once per process").
 fn data_caches() -> &'static [(u32, u64)] {
     static CACHES: std::sync::OnceLock<Vec<(u32, u64)>> = std::sync::OnceLock::new();
     CACHES.get_or_init(read_data_caches)

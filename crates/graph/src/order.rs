@@ -104,10 +104,10 @@ pub fn near_share(src: &[VertexId], dst: &[VertexId]) -> f64 {
 /// [`AUTO_MIN_VERTICES`] vertices, at least [`AUTO_MIN_MEAN_DEGREE`] arcs a
 /// vertex, a skewed degree distribution (the mean above 1.3 × the median,
 /// GAPBS's test for relabelling before triangle counting) and ids without
-/// locality of their own (`near` below [`AUTO_MAX_NEAR_SHARE`]). On kron22
-/// degree order made BFS 1.6×, SSSP 1.7×, WCC 3.4× and k-core 2.2× faster
-/// (bench/RESULTS.md, session 28); on cnr-2000, a web crawl whose ids
-/// follow its hosts, it made WCC 1.6× slower (session 33).
+/// locality of their own (`near` below [`AUTO_MAX_NEAR_SHARE`]): degree
+/// order speeds up every kernel on a Kronecker graph, and slows a web crawl
+/// whose ids already follow its hosts (bench/NOTES.md, "Degree order by
+/// default").
 pub fn worth_degree_order(deg: &[u64], near: f64) -> bool {
     let n = deg.len();
     if n < AUTO_MIN_VERTICES || near >= AUTO_MAX_NEAR_SHARE {

@@ -507,7 +507,8 @@ fn align_up(x: u64) -> u64 {
 /// Writes `g` to `path` in format version [`FORMAT_VERSION`] and syncs it,
 /// with its tiles: the ones it has, or, when [`Tiles::worthwhile`], ones
 /// built on another thread while this one writes the other sections (the
-/// write is one core's copy into the page cache: 5 s for kron22's 1.6 GB).
+/// write is one core's copy into the page cache; bench/NOTES.md, "Writing
+/// a store").
 /// The header, which lists every section, is written last.
 pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
     let io = |e| GraphError::io(path, e);

@@ -14,10 +14,8 @@
 //!
 //! Blocks cover `0..n` in order; a block's tiles are in segment order, so
 //! a target meets its in-neighbours in CSC order. Stored beside the CSC in
-//! `graph.plx` when [`Tiles::worthwhile`] says so (bench/RESULTS.md,
-//! "Session 30": on Kronecker scale 22 a PageRank pass over tiles takes
-//! 70–80 ms against 100–125 ms for the CSC gather, 53–59 against 96–112 ms
-//! in degree order).
+//! `graph.plx` when [`Tiles::worthwhile`] says so (bench/NOTES.md, "Tiles:
+//! when they are stored, block size, long runs by length").
 //!
 //! Invariants ([`Tiles::check`]): blocks are contiguous, cover `0..n`, hold
 //! at most [`BLOCK_TARGETS`] targets and consecutive tile ranges; a tile's
@@ -52,8 +50,8 @@ pub const SHIFT: u32 = 13;
 /// it holds in f64 sums (the other half is left to the values' and the
 /// streams' lines), a power of two from 2^12 to [`BLOCK_TARGETS`];
 /// 2^15 when the size is unknown. 1 MiB gives 2^16 and 512 KiB 2^15
-/// (bench/NOTES.md, session 31: 2^16 against 2^15 on Kronecker scale 22
-/// with 1 MiB of L2).
+/// (bench/NOTES.md, "Tiles: when they are stored, block size, long runs by
+/// length").
 pub fn block_targets_for_l2(l2: Option<u64>) -> usize {
     match l2 {
         None => DEFAULT_BLOCK_TARGETS,
@@ -509,7 +507,7 @@ fn fill_block(
 /// length, equal lengths by target, moving their targets, lengths and arcs
 /// along. A kernel's loop over a long run then mostly exits at the trip
 /// count of the run before it, so the exit predicts (bench/NOTES.md,
-/// session 32: the tiled gather 15–19 % faster in degree order). Each
+/// "Tiles: when they are stored, block size, long runs by length"). Each
 /// target has one run a tile, so the sums are unchanged.
 fn order_long_runs(tile: &Tile, targets: &mut [u16], sources: &mut [u16], lengths: &mut [u32]) {
     let long = tile.runs[FIXED] as usize;

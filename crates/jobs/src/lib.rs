@@ -11,8 +11,9 @@
 //!   three [`ExecMode`]s.
 //! * [`scan`]: the chunk table and the shared-scan executor, which drives
 //!   the engine's vertex programs (unchanged) chunk by chunk.
-//! * [`lanes`]: fused tasks: multi-source BFS, k-wide PageRank, shared WCC
-//!   and CDLP.
+//! * [`lanes`]: fused tasks (multi-source BFS, k-wide PageRank lanes and
+//!   the damping series, shared WCC and CDLP, SSSP lanes when asked for)
+//!   and the jobs run by the engine's own kernels.
 //! * [`sched`]: resource-aware scheduling of a job stream (CongraPlus):
 //!   profiles, the decision core shared by the real runner and the
 //!   simulator, NUMA pinning.

@@ -241,7 +241,8 @@ impl JobManager {
     /// boundary on: the boundary builds a new pool and the old one ends
     /// when its last superstep returns. Results do not change (the chunked
     /// executor's results do not depend on the thread count); the cost is
-    /// the pool's start, about 0.1 ms per thread. A later call before the
+    /// the pool's start ([`crate::sched::model::DEFAULT_RESIZE_SECONDS`]
+    /// is what the scheduler charges for it). A later call before the
     /// boundary replaces an earlier one. When the new pool cannot be built
     /// (threads refused by the OS) the old one is kept.
     pub fn set_threads(&self, threads: usize, cpus: Option<Vec<usize>>) {

@@ -18,9 +18,11 @@
 //! `d`: each job keeps only its accumulator `S = (1 − d)·Σ_{k<t} d^k y_k`
 //! (8 bytes per vertex, updated by a streaming pass), its L1 change is
 //! `d^{t+1}·Σ|y_{t+1} − y_t|` from the one sum the sequence computes, and
-//! its ranks are `S + d^t y_t` when it stops. On kron22 a pass costs about
-//! one single PageRank iteration plus that stream, against 0.33–0.42 s for
-//! four [`super::pagerank::PageRankLanes`] (`bench/NOTES.md`, session 14).
+//! its ranks are `S + d^t y_t` when it stops. A pass costs about one
+//! single PageRank iteration plus that stream, whatever the number of jobs,
+//! where [`super::pagerank::PageRankLanes`] gather a row of one
+//! contribution per job for each edge (bench/NOTES.md, "The damping
+//! series").
 //!
 //! **What it serves.** Jobs with the uniform teleport (no
 //! personalisation), Jacobi iteration, and no elimination of isolated
@@ -37,7 +39,7 @@
 //!
 //! **Joining.** Every job must start with the sequence at `y_0`, so jobs
 //! join only before the first pass; a PageRank job that arrives later
-//! runs in lanes ([`crate::lanes::new_task`]).
+//! runs in lanes (`lanes::new_task`).
 use std::sync::Arc;
 
 use plexus_engine::algo::pagerank;

@@ -13,10 +13,10 @@
 //! `sssp::Program`; pulling, `v` takes per lane the minimum over active
 //! in-neighbours of `dist[u] + w`.
 //!
-//! **Off by default** ([`crate::ManagerConfig::fuse_sssp`]). Measured on
-//! Kronecker scale 19 (weighted, 2 threads, 8 SSSP jobs from random roots):
-//! fused 7.9–8.5 s, one task per job in the shared scan 4.7–5.8 s, one job
-//! after another 1.6–4.7 s (a loaded machine). Unlike BFS levels, the
+//! **Off by default** ([`crate::ManagerConfig::fuse_sssp`]): fused lanes
+//! measured slower than one task per job in the shared scan, and that
+//! slower than one job after another (bench/NOTES.md, "Fused SSSP lanes").
+//! Unlike BFS levels, the
 //! lanes' buckets hold different vertices at any time, so a row of 8
 //! distances serves one lane per visit while the union frontier turns
 //! pulls on early and the working set grows eightfold.

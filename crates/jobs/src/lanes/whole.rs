@@ -10,19 +10,19 @@
 //!   result of `plexus run sssp`. In the scan the same job replays the
 //!   engine's vertex program superstep by superstep
 //!   (the engine's `sssp::SsspDriver`); that shares chunk loads with other
-//!   jobs but pays a scan pass per bucket, and on Kronecker scale 22 it took
-//!   2.3 s against the kernel's 0.9 s (2 threads), so the kernel is the
-//!   default ([`crate::ManagerConfig::sssp_in_scan`] restores the scan).
+//!   jobs but pays a scan pass per bucket, so the kernel, which is faster,
+//!   is the default ([`crate::ManagerConfig::sssp_in_scan`] restores the
+//!   scan; bench/NOTES.md, "Jobs run by the engine's kernels instead of the
+//!   scan").
 //!   The kernel reports each superstep to the job (progress) and stops at
 //!   the next superstep when the job is cancelled or passes its deadline.
 //! * BFS ([`BfsJob`]): one job, `algo::bfs::run` (direction-optimising, the
 //!   result of `plexus run bfs`), when too few BFS jobs arrive together for
 //!   MS-BFS lanes to pay ([`MIN_BFS_LANES`]): lanes advance one level per
 //!   scan pass, which costs more than the engine's kernel below about 8
-//!   roots on Kronecker graphs (kron20: 2, 4, 8 fused 0.13, 0.17, 0.21 s
-//!   against 0.09, 0.14, 0.22 s one after another), and far more on a road
-//!   graph, whose 1,445 levels are 1,445 passes (USA-road-FLA, 8 mixed jobs
-//!   in shared mode: each BFS job 0.88 s in lanes, 25 ms alone).
+//!   roots on Kronecker graphs, and far more on a road graph, whose every
+//!   level is a pass (bench/NOTES.md, "Jobs run by the engine's kernels
+//!   instead of the scan").
 use std::sync::Arc;
 
 use plexus_engine::algo::{bfs, sssp, wcc};

@@ -73,10 +73,9 @@ pub fn thread_cpus() -> Option<Vec<usize>> {
 /// `None` to leave it unpinned: a pool with exactly one worker per CPU in
 /// `allowed` (and more than one) pins worker `i` to the `i`-th of them.
 /// Unpinned, the kernel can wake two workers of such a pool onto one vCPU
-/// and keep them there for a whole short run (on a 2-vCPU guest, BFS on
-/// email-Enron took 1.8 ms instead of 0.4 ms in about half the processes);
-/// a smaller pool stays unpinned so that several processes can share the
-/// machine.
+/// and keep them there for a whole short run (bench/NOTES.md, "Pinned
+/// workers"); a smaller pool stays unpinned so that several processes can
+/// share the machine.
 pub fn worker_cpu(allowed: &[usize], threads: usize, index: usize) -> Option<usize> {
     (threads > 1 && threads == allowed.len())
         .then(|| allowed.get(index).copied())

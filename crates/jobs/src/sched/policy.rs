@@ -1185,12 +1185,6 @@ fn congra(
     out
 }
 
-/// Steps 8a and 8c of `congra` (multi-node machines, with re-allocation):
-/// a unit spread over every node goes back to the least busy node as soon
-/// as a job waits (8a, the tail spread undone); with nothing waiting, a
-/// node with no unit takes the unit with the longest remaining run from a
-/// node that runs several (8c, tail migration). Pushes the `Move`
-/// decisions to `out` and returns the running units as they then stand.
 /// Launches `c` on `node` with every core of the node over `busy` threads
 /// already there, time-sharing the cores (its demand counted at its
 /// time-shared share on top of `bandwidth`, bytes/s); `None` when that
@@ -1224,6 +1218,12 @@ fn over_busy_cores(
     })
 }
 
+/// Steps 8a and 8c of `congra` (multi-node machines, with re-allocation):
+/// a unit spread over every node goes back to the least busy node as soon
+/// as a job waits (8a, the tail spread undone); with nothing waiting, a
+/// node with no unit takes the unit with the longest remaining run from a
+/// node that runs several (8c, tail migration). Pushes the `Move`
+/// decisions to `out` and returns the running units as they then stand.
 fn tail_moves(s: &SchedState<'_>, out: &mut Vec<Decision>) -> Vec<RunningUnit> {
     let m = s.machine;
     let mut running = s.running.to_vec();

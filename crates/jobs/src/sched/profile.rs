@@ -102,7 +102,7 @@ pub struct AlgoProfile {
     /// Whether the counted bytes were scaled down to `bandwidth limit ×
     /// fastest time`: the state estimate counts whole per-vertex arrays per
     /// superstep, which a BFS reaching a handful of vertices never touches
-    /// (USA-road-FLA imported directed: 38 MB counted in 61 µs, 635 GB/s).
+    /// (bench/NOTES.md, "Scheduler: counted bytes capped, resize stall").
     #[serde(default)]
     pub bytes_capped: bool,
 }
