@@ -222,34 +222,28 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
             .clone()
             .or_else(|| file.graph.clone())
             .ok_or_else(|| fail("no graph: set `graph` at the top or in the job".into()))?;
-        // Fields that apply to each algorithm; anything else is a mistake.
-        let allowed: &[&str] = match alg {
-            "bfs" => &["source"],
-            "sssp" => &["source", "delta"],
-            "pagerank" | "pr" => &[
-                "damping",
-                "iterations",
-                "tolerance",
-                "max_iterations",
-                "personalization",
-                "precision",
-            ],
-            "ppr" => &[
-                "source",
-                "damping",
-                "iterations",
-                "tolerance",
-                "max_iterations",
-                "personalization",
-                "precision",
-            ],
-            "wcc" => &[],
-            "cdlp" => &["iterations"],
+        // Fields that apply to each algorithm (its registry parameters, and
+        // PageRank's extra job fields); anything else is a mistake.
+        let entry = match plexus_engine::registry::find(alg) {
+            Some((entry, _)) if entry.batch => entry,
             _ => {
+                let names: Vec<&str> = plexus_engine::registry::ALGORITHMS
+                    .iter()
+                    .filter(|e| e.batch)
+                    .map(|e| e.name)
+                    .collect();
                 return Err(fail(format!(
-                    "unknown algorithm '{alg}' (expected bfs, sssp, pagerank, ppr, wcc or cdlp)"
-                )))
+                    "unknown algorithm '{alg}' for a job (expected one of: {})",
+                    names.join(", ")
+                )));
             }
+        };
+        let pagerank_extra = matches!(entry.name, "pagerank" | "ppr");
+        let allowed = |field: &str| match field {
+            "max_iterations" | "personalization" => pagerank_extra,
+            // Jobs run with the default method and tolerance rules.
+            "method" | "semantics" | "seed" | "samples" | "hops" | "k" => false,
+            f => entry.takes(f),
         };
         let given = [
             ("source", e.source.is_some()),
@@ -261,7 +255,7 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
             ("precision", e.precision.is_some()),
             ("delta", e.delta.is_some()),
         ];
-        if let Some((field, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
+        if let Some((field, _)) = given.iter().find(|(f, g)| *g && !allowed(f)) {
             return Err(fail(format!("'{field}' does not apply to {alg}")));
         }
         let source = || {
@@ -286,13 +280,13 @@ pub(crate) fn parse_jobs(path: &str, text: &str) -> anyhow::Result<Vec<Planned>>
             .personalization
             .as_ref()
             .map(|p| p.iter().map(IdValue::text).collect::<Vec<_>>());
-        let algorithm = match alg {
+        let algorithm = match entry.name {
             "bfs" => Algorithm::Bfs { source: source()? },
             "sssp" => Algorithm::Sssp {
                 source: source()?,
                 delta: e.delta,
             },
-            "pagerank" | "pr" => pr(listed),
+            "pagerank" => pr(listed),
             "ppr" => {
                 let mut p = vec![source()?];
                 p.extend(listed.unwrap_or_default());

@@ -154,8 +154,9 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
             "  {:<12} {:>10}  {:<9} summary",
             "algorithm", "time", "verified"
         );
-        for algo in crate::run::ALGORITHMS {
-            if *algo == "sssp" && !g.is_weighted() {
+        for entry in plexus_engine::registry::ALGORITHMS {
+            let algo = &entry.name;
+            if entry.needs_weights && !g.is_weighted() {
                 println!(
                     "  {:<12} {:>10}  {:<9} (skipped: unweighted graph)",
                     algo, "-", "-"

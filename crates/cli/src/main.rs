@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod algorithms;
 mod batch;
 mod demo;
 mod fmt;
@@ -55,9 +56,10 @@ pub enum Command {
     List(graph_cmds::ListArgs),
     /// Remove a stored graph.
     Remove(graph_cmds::RemoveArgs),
-    /// Run an algorithm on a stored graph (bfs, sssp, pagerank, ppr, wcc, scc, betweenness,
-    /// triangles, lcc, kcore, cdlp, coloring, mis, nhop).
+    /// Run an algorithm on a stored graph (`plexus algorithms` lists them).
     Run(run::RunArgs),
+    /// List the algorithms with their parameters and the executors that run them.
+    Algorithms(algorithms::AlgorithmsArgs),
     /// Generate and import sample graphs and show what Plexus does with them (under a minute).
     Demo(demo::DemoArgs),
     /// Measure the machine's memory bandwidth (STREAM copy, scale, add, triad) and store it.
@@ -150,6 +152,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::List(a) => graph_cmds::list(&ctx, a),
         Command::Remove(a) => graph_cmds::remove(&ctx, a),
         Command::Run(a) => run::run(&ctx, a),
+        Command::Algorithms(a) => algorithms::run(&a),
         Command::Demo(a) => demo::demo(&ctx, a),
         Command::Probe(a) => probe::probe(&ctx, a),
         Command::Batch(a) => batch::batch(&ctx, cli.threads, a),

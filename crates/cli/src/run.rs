@@ -6,43 +6,18 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::Args;
 use plexus_engine::algo;
+use plexus_engine::registry::{self, Algorithm, Entry, ExecutorKind};
 use plexus_graph::{Graph, VertexId};
+use plexus_jobs::scan::ScanExecutor;
 use serde_json::{json, Map, Value};
 
 use crate::fmt::{secs, thousands};
 use crate::graph_cmds::Ctx;
 
-/// Algorithm names `plexus run` accepts (Graphalytics names in capitals select its semantics).
-pub const ALGORITHMS: &[&str] = &[
-    "bfs",
-    "sssp",
-    "pagerank",
-    "ppr",
-    "wcc",
-    "scc",
-    "betweenness",
-    "triangles",
-    "lcc",
-    "kcore",
-    "cdlp",
-    "coloring",
-    "mis",
-    "nhop",
-];
-const GRAPHALYTICS_NAMES: &[(&str, &str)] = &[
-    ("BFS", "bfs"),
-    ("PR", "pagerank"),
-    ("pr", "pagerank"),
-    ("WCC", "wcc"),
-    ("CDLP", "cdlp"),
-    ("LCC", "lcc"),
-    ("SSSP", "sssp"),
-];
-
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Algorithm: bfs, sssp, pagerank, ppr, wcc, scc, betweenness, triangles, lcc, kcore, cdlp,
-    /// coloring, mis, nhop; or a Graphalytics name (BFS, PR, WCC, CDLP, LCC, SSSP) for its semantics.
+    /// Algorithm (`plexus algorithms` lists them with their options), or a Graphalytics name
+    /// (BFS, PR, WCC, CDLP, LCC, SSSP) for its semantics.
     pub algorithm: String,
     /// Name of the stored graph.
     pub graph: String,
@@ -89,6 +64,10 @@ pub struct RunArgs {
     /// networkx (default) or graphalytics (LDBC Graphalytics definitions and output conventions).
     #[arg(long, value_parser = ["networkx", "graphalytics"])]
     pub semantics: Option<String>,
+    /// Executor: memory (the fast in-memory kernels) or scan (the algorithm's driver through
+    /// the shared-scan executor, one job; pagerank and ppr run Jacobi in double precision).
+    #[arg(long, default_value = "memory", value_parser = parse_executor)]
+    pub executor: ExecutorKind,
     /// Check the result's defining property and print the outcome (exit 2 if it fails).
     #[arg(long)]
     pub verify: bool,
@@ -109,6 +88,17 @@ pub struct RunArgs {
     /// slower, which a benchmark should not count.
     #[arg(long, default_value_t = 0.0, value_parser = parse_warmup)]
     pub warmup: f64,
+}
+
+/// An executor name of the registry.
+fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
+    ExecutorKind::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = ExecutorKind::ALL.iter().map(|e| e.name()).collect();
+        format!(
+            "unknown executor '{s}' (expected one of: {})",
+            names.join(", ")
+        )
+    })
 }
 
 /// A warm-up duration in seconds: finite and non-negative.
@@ -138,6 +128,7 @@ impl RunArgs {
             k: None,
             delta: None,
             semantics: None,
+            executor: ExecutorKind::Memory,
             verify: true,
             out: None,
             json: false,
@@ -194,25 +185,77 @@ fn timed<R>(acc: &mut f64, f: impl FnOnce() -> R) -> R {
 
 /// Parameters after resolving names and ids.
 pub struct Params {
+    /// The algorithm's registry entry.
+    pub entry: &'static Entry,
+    /// Its name.
     pub algorithm: &'static str,
     pub graphalytics: bool,
     pub source: VertexId,
     pub args: RunArgs,
 }
 
+/// The options of `a` that were given, by their registry names.
+fn given_options(a: &RunArgs) -> [(&'static str, bool); 12] {
+    [
+        ("source", a.source.is_some()),
+        ("damping", a.damping.is_some()),
+        ("iterations", a.iterations.is_some()),
+        ("tolerance", a.tolerance.is_some()),
+        ("method", a.method.is_some()),
+        ("precision", a.precision.is_some()),
+        ("seed", a.seed.is_some()),
+        ("samples", a.samples.is_some()),
+        ("hops", a.hops.is_some()),
+        ("k", a.k.is_some()),
+        ("delta", a.delta.is_some()),
+        ("semantics", a.semantics.is_some()),
+    ]
+}
+
+/// Refuses options `entry` does not take and executors that do not run it.
+fn check_options(entry: &Entry, a: &RunArgs) -> anyhow::Result<()> {
+    for (opt, given) in given_options(a) {
+        if !given || entry.takes(opt) {
+            continue;
+        }
+        let hint = match (entry.algorithm, opt) {
+            (Algorithm::PageRank, "source") => "; personalised PageRank is `ppr`".to_string(),
+            _ if entry.params.is_empty() => format!("; {} takes no options", entry.name),
+            _ => {
+                let takes: Vec<String> = entry.params.iter().map(|p| format!("--{p}")).collect();
+                format!(" (it takes {})", takes.join(", "))
+            }
+        };
+        bail!("{} takes no --{opt}{hint}", entry.name);
+    }
+    if !entry.runs_on(a.executor) {
+        bail!(
+            "{} runs only on the {} executor",
+            entry.name,
+            entry.executors[0].name()
+        );
+    }
+    if a.executor == ExecutorKind::Scan && (a.method.is_some() || a.precision.is_some()) {
+        bail!(
+            "--executor scan runs {}'s driver (Jacobi iteration in double precision); \
+             --method and --precision choose among the memory executor's kernels",
+            entry.name
+        );
+    }
+    Ok(())
+}
+
 /// Resolves the algorithm name, semantics and source vertex.
 pub fn resolve(g: &Graph, a: &RunArgs) -> anyhow::Result<Params> {
-    let (name, by_ga_name) = match GRAPHALYTICS_NAMES.iter().find(|(ga, _)| *ga == a.algorithm) {
-        Some((_, n)) => (*n, true),
-        None => match ALGORITHMS.iter().find(|n| **n == a.algorithm) {
-            Some(n) => (*n, false),
-            None => bail!(
-                "unknown algorithm '{}' (expected one of: {})",
-                a.algorithm,
-                ALGORITHMS.join(", ")
-            ),
-        },
+    let Some((entry, by_ga_name)) = registry::find(&a.algorithm) else {
+        let names: Vec<&str> = registry::ALGORITHMS.iter().map(|e| e.name).collect();
+        bail!(
+            "unknown algorithm '{}' (expected one of: {}; `plexus algorithms` lists them)",
+            a.algorithm,
+            names.join(", ")
+        );
     };
+    check_options(entry, a)?;
     let graphalytics = by_ga_name || a.semantics.as_deref() == Some("graphalytics");
     if g.num_vertices() == 0 {
         bail!("graph '{}' has no vertices", a.graph);
@@ -256,7 +299,8 @@ pub fn resolve(g: &Graph, a: &RunArgs) -> anyhow::Result<Params> {
         }
     }
     Ok(Params {
-        algorithm: name,
+        entry,
+        algorithm: entry.name,
         graphalytics,
         source,
         args: a.clone(),
@@ -314,68 +358,163 @@ fn depth_stats(d: &[u32]) -> (u64, u32) {
     )
 }
 
-/// Runs the algorithm (on the current rayon pool).
+/// Where an algorithm runs: the in-memory kernels, or its driver on the
+/// shared-scan executor.
+enum Exec<'g> {
+    Memory,
+    Scan(ScanExecutor<'g>),
+}
+
+/// `algo::$m::run` in memory, `algo::$m::run_on` on the scan executor.
+macro_rules! on_executor {
+    ($ex:expr, $g:expr, $m:ident, $cfg:expr) => {
+        match $ex {
+            Exec::Memory => algo::$m::run($g, $cfg),
+            Exec::Scan(s) => algo::$m::run_on(s, $cfg),
+        }
+    };
+}
+
+/// One run of an algorithm: its graph, parameters and what it produced so far.
+struct Run<'a> {
+    g: &'a Graph,
+    p: &'a Params,
+    verify: bool,
+    ex: Exec<'a>,
+    s: Map<String, Value>,
+    iterations: Option<usize>,
+    verified: Option<Result<(), String>>,
+    compute: f64,
+}
+
+/// Per-vertex result columns.
+type Columns = Vec<(&'static str, Column)>;
+
+/// Runs the algorithm (on the current rayon pool) on the executor
+/// `p.args.executor`.
 pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
-    let a = &p.args;
-    let mut s = Map::new();
-    let mut iterations = None;
-    let mut verified = None;
-    let mut compute = 0.0;
-    let columns: Vec<(&'static str, Column)> = match p.algorithm {
-        "bfs" => {
+    let ex = match p.args.executor {
+        ExecutorKind::Scan => Exec::Scan(ScanExecutor::for_machine(g)),
+        _ => Exec::Memory,
+    };
+    let mut r = Run {
+        g,
+        p,
+        verify,
+        ex,
+        s: Map::new(),
+        iterations: None,
+        verified: None,
+        compute: 0.0,
+    };
+    let columns = match p.entry.algorithm {
+        Algorithm::Bfs => r.bfs()?,
+        Algorithm::Nhop => r.nhop()?,
+        Algorithm::Sssp => r.sssp()?,
+        Algorithm::PageRank | Algorithm::Ppr => r.pagerank()?,
+        Algorithm::Wcc | Algorithm::Scc => r.components()?,
+        Algorithm::Cdlp => r.cdlp()?,
+        Algorithm::Betweenness => r.betweenness()?,
+        Algorithm::Triangles => r.triangles()?,
+        Algorithm::Lcc => r.lcc()?,
+        Algorithm::Kcore => r.kcore()?,
+        Algorithm::Coloring => r.coloring()?,
+        Algorithm::Mis => r.mis()?,
+        _ => bail!("{} has no runner in this build", p.algorithm),
+    };
+    Ok(Outcome {
+        columns,
+        summary: r.s,
+        iterations: r.iterations,
+        verified: r.verified,
+        compute_seconds: r.compute,
+    })
+}
+
+impl Run<'_> {
+    /// Whether the run goes through the shared-scan executor.
+    fn on_scan(&self) -> bool {
+        matches!(self.ex, Exec::Scan(_))
+    }
+
+    fn bfs(&mut self) -> anyhow::Result<Columns> {
+        let (g, p, verify) = (self.g, self.p, self.verify);
+        let cols: Columns = {
             let cfg = algo::bfs::Config {
                 source: p.source,
                 ..Default::default()
             };
-            let o = timed(&mut compute, || algo::bfs::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || on_executor!(&self.ex, g, bfs, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::bfs::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::bfs::verify(g, &cfg, &o)));
             }
             let (reached, maxd) = depth_stats(&o.depth);
-            s.insert("reached".into(), json!(reached));
-            s.insert("max_depth".into(), json!(maxd));
-            iterations = Some(o.iterations);
+            self.s.insert("reached".into(), json!(reached));
+            self.s.insert("max_depth".into(), json!(maxd));
+            self.iterations = Some(o.iterations);
             vec![
                 ("depth", Column::Depth(o.depth)),
                 ("parent", Column::Vertex(o.parent)),
             ]
-        }
-        "nhop" => {
+        };
+        Ok(cols)
+    }
+
+    fn nhop(&mut self) -> anyhow::Result<Columns> {
+        let (g, p, a, verify) = (self.g, self.p, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::nhop::Config {
                 source: p.source,
                 hops: a.hops.unwrap_or(algo::nhop::DEFAULT_HOPS),
             };
-            let o = timed(&mut compute, || algo::nhop::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || on_executor!(&self.ex, g, nhop, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::nhop::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::nhop::verify(g, &cfg, &o)));
             }
-            s.insert("hops".into(), json!(cfg.hops));
-            s.insert("reached".into(), json!(o.reached));
+            self.s.insert("hops".into(), json!(cfg.hops));
+            self.s.insert("reached".into(), json!(o.reached));
             vec![("depth", Column::Depth(o.depth))]
-        }
-        "sssp" => {
+        };
+        Ok(cols)
+    }
+
+    fn sssp(&mut self) -> anyhow::Result<Columns> {
+        let (g, p, a, verify) = (self.g, self.p, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::sssp::Config {
                 source: p.source,
                 delta: a.delta,
             };
             // The kernel is the distances (as GAPBS's); parents are derived
             // from them only when verifying or writing them, timed apart.
-            let d = timed(&mut compute, || algo::sssp::distances(g, &cfg))?;
-            let parent = if verify || a.out.is_some() {
-                let t = Instant::now();
-                let parent = algo::sssp::parents_of(g, &cfg, &d.dist);
-                s.insert("parents_seconds".into(), json!(t.elapsed().as_secs_f64()));
-                parent
-            } else {
-                Vec::new()
+            // The driver on another executor finds both.
+            let (d, mut parent) = match &self.ex {
+                Exec::Memory => (
+                    timed(&mut self.compute, || algo::sssp::distances(g, &cfg))?,
+                    Vec::new(),
+                ),
+                Exec::Scan(x) => {
+                    let o = timed(&mut self.compute, || algo::sssp::run_on(x, &cfg))?;
+                    let d = algo::sssp::Distances {
+                        dist: o.dist,
+                        iterations: o.iterations,
+                    };
+                    (d, o.parent)
+                }
             };
+            if parent.is_empty() && (verify || a.out.is_some()) {
+                let t = Instant::now();
+                parent = algo::sssp::parents_of(g, &cfg, &d.dist);
+                self.s
+                    .insert("parents_seconds".into(), json!(t.elapsed().as_secs_f64()));
+            }
             let o = algo::sssp::Output {
                 dist: d.dist,
                 parent,
                 iterations: d.iterations,
             };
             if verify {
-                verified = Some(verdict(algo::sssp::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::sssp::verify(g, &cfg, &o)));
             }
             let reached = o.dist.iter().filter(|d| d.is_finite()).count();
             let maxd = o
@@ -384,16 +523,21 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                 .copied()
                 .filter(|d| d.is_finite())
                 .fold(0.0, f64::max);
-            s.insert("reached".into(), json!(reached));
-            s.insert("max_distance".into(), json!(maxd));
-            iterations = Some(o.iterations);
+            self.s.insert("reached".into(), json!(reached));
+            self.s.insert("max_distance".into(), json!(maxd));
+            self.iterations = Some(o.iterations);
             let mut cols = vec![("distance", Column::Float(o.dist))];
             if !o.parent.is_empty() {
                 cols.push(("parent", Column::Vertex(o.parent)));
             }
             cols
-        }
-        "pagerank" | "ppr" => {
+        };
+        Ok(cols)
+    }
+
+    fn pagerank(&mut self) -> anyhow::Result<Columns> {
+        let (g, p, a, verify) = (self.g, self.p, &self.p.args, self.verify);
+        let cols: Columns = {
             let mut cfg = algo::pagerank::Config::default();
             if let Some(d) = a.damping {
                 cfg.damping = d;
@@ -414,7 +558,12 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
             cfg.iterations = a
                 .iterations
                 .or(if p.graphalytics { Some(10) } else { None });
-            if p.algorithm == "pagerank" && a.method.is_none() {
+            if let Exec::Scan(_) = self.ex {
+                // The driver: Jacobi in double precision (check_options
+                // refused other choices).
+                cfg.method = algo::pagerank::Method::Jacobi;
+                cfg.precision = algo::pagerank::Precision::Double;
+            } else if p.algorithm == "pagerank" && a.method.is_none() {
                 // Chebyshev where it applies (undirected, no isolated
                 // vertices, stopping by tolerance), else Jacobi.
                 cfg.method = algo::pagerank::Method::preferred(g, &cfg);
@@ -422,25 +571,28 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
             if p.algorithm == "ppr" {
                 // Forward push by default when stopping by tolerance: the
                 // mass of one source's ranks stays near it on most graphs.
-                if a.method.is_none() && cfg.iterations.is_none() {
+                if a.method.is_none() && cfg.iterations.is_none() && !self.on_scan() {
                     cfg.method = algo::pagerank::Method::Push;
                 }
                 cfg.personalization = Some(vec![p.source]);
-                s.insert("source".into(), json!(g.ids().external_string(p.source)));
+                self.s
+                    .insert("source".into(), json!(g.ids().external_string(p.source)));
             }
-            if a.precision.is_none() {
+            if a.precision.is_none() && !self.on_scan() {
                 // f32 contributions where their rounding is far below the
                 // tolerance asked for.
                 cfg.precision = algo::pagerank::Precision::preferred(g, &cfg);
             }
-            let o = timed(&mut compute, || algo::pagerank::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || {
+                on_executor!(&self.ex, g, pagerank, &cfg)
+            })?;
             if verify {
-                verified = Some(verdict(algo::pagerank::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::pagerank::verify(g, &cfg, &o)));
             }
-            iterations = Some(o.iterations);
-            s.insert("converged".into(), json!(o.converged));
-            s.insert("change".into(), json!(o.change));
-            s.insert(
+            self.iterations = Some(o.iterations);
+            self.s.insert("converged".into(), json!(o.converged));
+            self.s.insert("change".into(), json!(o.change));
+            self.s.insert(
                 "method".into(),
                 json!(match cfg.method {
                     algo::pagerank::Method::Jacobi => "jacobi",
@@ -449,79 +601,99 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
                     algo::pagerank::Method::Chebyshev => "chebyshev",
                 }),
             );
-            s.insert(
+            self.s.insert(
                 "precision".into(),
                 json!(match cfg.precision {
                     algo::pagerank::Precision::Double => "double",
                     algo::pagerank::Precision::Single => "single",
                 }),
             );
-            s.insert("top".into(), top10(g, &o.rank));
+            self.s.insert("top".into(), top10(g, &o.rank));
             vec![("rank", Column::Float(o.rank))]
-        }
-        "wcc" | "scc" => {
+        };
+        Ok(cols)
+    }
+
+    fn components(&mut self) -> anyhow::Result<Columns> {
+        let (g, p, verify) = (self.g, self.p, self.verify);
+        let cols: Columns = {
             let (comp, count, v) = if p.algorithm == "wcc" {
                 let cfg = algo::wcc::Config::default();
-                let o = timed(&mut compute, || algo::wcc::run(g, &cfg))?;
+                let o = timed(&mut self.compute, || on_executor!(&self.ex, g, wcc, &cfg))?;
                 let v = verify.then(|| verdict(algo::wcc::verify(g, &cfg, &o)));
                 (o.component, o.count, v)
             } else {
                 let cfg = algo::scc::Config::default();
-                let o = timed(&mut compute, || algo::scc::run(g, &cfg))?;
+                let o = timed(&mut self.compute, || on_executor!(&self.ex, g, scc, &cfg))?;
                 let v = verify.then(|| verdict(algo::scc::verify(g, &cfg, &o)));
                 (o.component, o.count as u64, v)
             };
-            verified = v;
+            self.verified = v;
             let (_, hist) = label_stats(&comp);
-            s.insert("components".into(), json!(count));
-            s.insert("size_histogram".into(), hist);
+            self.s.insert("components".into(), json!(count));
+            self.s.insert("size_histogram".into(), hist);
             vec![("component", Column::Vertex(comp))]
-        }
-        "cdlp" => {
+        };
+        Ok(cols)
+    }
+
+    fn cdlp(&mut self) -> anyhow::Result<Columns> {
+        let (g, a, verify) = (self.g, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::cdlp::Config {
                 iterations: a.iterations.unwrap_or(algo::cdlp::DEFAULT_ITERATIONS),
             };
-            let o = timed(&mut compute, || algo::cdlp::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || algo::cdlp::run(g, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::cdlp::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::cdlp::verify(g, &cfg, &o)));
             }
             let (count, hist) = label_stats(&o.label);
-            iterations = Some(o.iterations);
-            s.insert("communities".into(), json!(count));
-            s.insert("size_histogram".into(), hist);
+            self.iterations = Some(o.iterations);
+            self.s.insert("communities".into(), json!(count));
+            self.s.insert("size_histogram".into(), hist);
             vec![("label", Column::Natural(o.label))]
-        }
-        "betweenness" => {
+        };
+        Ok(cols)
+    }
+
+    fn betweenness(&mut self) -> anyhow::Result<Columns> {
+        let (g, a, verify) = (self.g, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::betweenness::Config {
                 samples: a.samples,
                 seed: a.seed.unwrap_or(algo::betweenness::DEFAULT_SEED),
                 ..Default::default()
             };
-            let o = timed(&mut compute, || algo::betweenness::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || algo::betweenness::run(g, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::betweenness::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::betweenness::verify(g, &cfg, &o)));
             }
-            s.insert("sources".into(), json!(o.sources_used));
-            s.insert("top".into(), top10(g, &o.centrality));
+            self.s.insert("sources".into(), json!(o.sources_used));
+            self.s.insert("top".into(), top10(g, &o.centrality));
             vec![("betweenness", Column::Float(o.centrality))]
-        }
-        "triangles" => {
+        };
+        Ok(cols)
+    }
+
+    fn triangles(&mut self) -> anyhow::Result<Columns> {
+        let (g, a, verify) = (self.g, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::triangles::Config::default();
             // The kernel is the total (as GAPBS's tc); per-vertex counts
             // are computed only to write or verify them, timed apart, and
             // must then agree with the total.
-            let count = timed(&mut compute, || algo::triangles::total(g, &cfg))?;
-            s.insert("triangles".into(), json!(count));
+            let count = timed(&mut self.compute, || algo::triangles::total(g, &cfg))?;
+            self.s.insert("triangles".into(), json!(count));
             if verify || a.out.is_some() {
                 let t = Instant::now();
                 let o = algo::triangles::run(g, &cfg)?;
-                s.insert(
+                self.s.insert(
                     "per_vertex_seconds".into(),
                     json!(t.elapsed().as_secs_f64()),
                 );
                 if verify {
                     let v = algo::triangles::verify(g, &cfg, &o).map_err(|e| e.to_string());
-                    verified = Some(v.and_then(|()| {
+                    self.verified = Some(v.and_then(|()| {
                         if o.total == count {
                             Ok(())
                         } else {
@@ -536,78 +708,91 @@ pub fn execute(g: &Graph, p: &Params, verify: bool) -> anyhow::Result<Outcome> {
             } else {
                 vec![]
             }
-        }
-        "lcc" => {
+        };
+        Ok(cols)
+    }
+
+    fn lcc(&mut self) -> anyhow::Result<Columns> {
+        let (g, p, verify) = (self.g, self.p, self.verify);
+        let cols: Columns = {
             let semantics = if p.graphalytics {
                 algo::lcc::Semantics::Graphalytics
             } else {
                 algo::lcc::Semantics::NetworkX
             };
             let cfg = algo::lcc::Config { semantics };
-            let o = timed(&mut compute, || algo::lcc::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || algo::lcc::run(g, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::lcc::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::lcc::verify(g, &cfg, &o)));
             }
-            s.insert("average".into(), json!(o.average));
-            s.insert("top".into(), top10(g, &o.coefficient));
+            self.s.insert("average".into(), json!(o.average));
+            self.s.insert("top".into(), top10(g, &o.coefficient));
             vec![("lcc", Column::Float(o.coefficient))]
-        }
-        "kcore" => {
+        };
+        Ok(cols)
+    }
+
+    fn kcore(&mut self) -> anyhow::Result<Columns> {
+        let (g, a, verify) = (self.g, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::kcore::Config { k: a.k };
-            let o = timed(&mut compute, || algo::kcore::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || algo::kcore::run(g, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::kcore::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::kcore::verify(g, &cfg, &o)));
             }
-            s.insert("max_core".into(), json!(o.max_core));
+            self.s.insert("max_core".into(), json!(o.max_core));
             let (_, hist) = label_stats(&o.core);
-            s.insert("core_histogram".into(), hist);
+            self.s.insert("core_histogram".into(), hist);
             let mut cols = vec![(
                 "core",
                 Column::Int(o.core.iter().map(|&c| c as u64).collect()),
             )];
             if let Some(m) = o.in_k_core {
-                s.insert(
+                self.s.insert(
                     "k_core_size".into(),
                     json!(m.iter().filter(|&&b| b).count()),
                 );
                 cols.push(("in_k_core", Column::Bool(m)));
             }
             cols
-        }
-        "coloring" => {
+        };
+        Ok(cols)
+    }
+
+    fn coloring(&mut self) -> anyhow::Result<Columns> {
+        let (g, a, verify) = (self.g, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::coloring::Config {
                 seed: a.seed.unwrap_or(algo::coloring::DEFAULT_SEED),
             };
-            let o = timed(&mut compute, || algo::coloring::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || algo::coloring::run(g, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::coloring::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::coloring::verify(g, &cfg, &o)));
             }
-            s.insert("colors".into(), json!(o.num_colors));
+            self.s.insert("colors".into(), json!(o.num_colors));
             vec![(
                 "color",
                 Column::Int(o.color.iter().map(|&c| c as u64).collect()),
             )]
-        }
-        "mis" => {
+        };
+        Ok(cols)
+    }
+
+    fn mis(&mut self) -> anyhow::Result<Columns> {
+        let (g, a, verify) = (self.g, &self.p.args, self.verify);
+        let cols: Columns = {
             let cfg = algo::mis::Config {
                 seed: a.seed.unwrap_or(algo::mis::DEFAULT_SEED),
             };
-            let o = timed(&mut compute, || algo::mis::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || algo::mis::run(g, &cfg))?;
             if verify {
-                verified = Some(verdict(algo::mis::verify(g, &cfg, &o)));
+                self.verified = Some(verdict(algo::mis::verify(g, &cfg, &o)));
             }
-            s.insert("size".into(), json!(o.size));
+            self.s.insert("size".into(), json!(o.size));
             vec![("in_set", Column::Bool(o.in_set))]
-        }
-        other => bail!("unknown algorithm '{other}'"),
-    };
-    Ok(Outcome {
-        columns,
-        summary: s,
-        iterations,
-        verified,
-        compute_seconds: compute,
-    })
+        };
+        Ok(cols)
+    }
 }
 
 /// Writes one cell.
@@ -789,6 +974,7 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     }
     let mut obj = Map::new();
     obj.insert("algorithm".into(), json!(p.algorithm));
+    obj.insert("executor".into(), json!(a.executor.name()));
     obj.insert("graph".into(), json!(a.graph));
     obj.insert(
         "semantics".into(),

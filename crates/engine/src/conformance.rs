@@ -128,7 +128,7 @@ impl<'g> Adversary<'g> {
                         None => m.clone(),
                     });
                     let last = s + j + 1 == e;
-                    if last || mix(*key) % 3 == 0 {
+                    if last || mix(*key).is_multiple_of(3) {
                         if let Some(a) = acc.take() {
                             woke |= p.sparse_slot(v, a);
                         }
@@ -289,7 +289,8 @@ pub fn close(what: &str, got: &[f64], want: &[f64], bound: f64) -> Result<(), St
             want.len()
         ));
     }
-    match (0..got.len()).find(|&i| !((got[i] - want[i]).abs() <= bound)) {
+    let within = |i: usize| (got[i] - want[i]).abs() <= bound;
+    match (0..got.len()).find(|&i| !within(i)) {
         None => Ok(()),
         Some(i) => Err(format!(
             "{what} of vertex {i}: driver gave {}, the kernel {} (bound {bound:e})",

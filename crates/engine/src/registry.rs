@@ -170,6 +170,23 @@ pub struct Entry {
     pub graphalytics: Option<&'static str>,
     /// What `--verify` checks.
     pub verifies: &'static str,
+    /// Whether `plexus batch` (the job manager) runs it as a job.
+    pub batch: bool,
+    /// The graphs the benchmark harness runs it on (where the peer
+    /// libraries define it); `None`: not benchmarked.
+    pub bench_graphs: Option<BenchGraphs>,
+}
+
+/// Which graphs the benchmark harness runs an algorithm on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchGraphs {
+    /// Directed and undirected graphs.
+    Any,
+    /// Undirected graphs only.
+    Undirected,
+    /// Directed graphs only.
+    Directed,
 }
 
 const BOTH: &[ExecutorKind] = &[ExecutorKind::Memory, ExecutorKind::Scan];
@@ -187,6 +204,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: Some("BFS"),
         verifies: "depths are hop distances and every parent is an in-neighbour one level up",
+        batch: true,
+        bench_graphs: Some(BenchGraphs::Any),
     },
     Entry {
         algorithm: Algorithm::Sssp,
@@ -198,6 +217,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: true,
         graphalytics: Some("SSSP"),
         verifies: "no edge can shorten a distance and every parent edge is tight",
+        batch: true,
+        bench_graphs: Some(BenchGraphs::Any),
     },
     Entry {
         algorithm: Algorithm::PageRank,
@@ -216,6 +237,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: Some("PR"),
         verifies: "one more iteration moves the ranks by less than the stopping rule allows",
+        batch: true,
+        bench_graphs: Some(BenchGraphs::Any),
     },
     Entry {
         algorithm: Algorithm::Ppr,
@@ -234,6 +257,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "one more iteration moves the ranks by less than the stopping rule allows",
+        batch: true,
+        bench_graphs: Some(BenchGraphs::Any),
     },
     Entry {
         algorithm: Algorithm::Wcc,
@@ -245,6 +270,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: Some("WCC"),
         verifies: "every edge joins equal labels and every label names a vertex of its component",
+        batch: true,
+        bench_graphs: Some(BenchGraphs::Any),
     },
     Entry {
         algorithm: Algorithm::Scc,
@@ -256,6 +283,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "the components equal Kosaraju's",
+        batch: false,
+        bench_graphs: Some(BenchGraphs::Directed),
     },
     Entry {
         algorithm: Algorithm::Betweenness,
@@ -267,6 +296,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "the centralities equal a sequential Brandes run from the same sources",
+        batch: false,
+        bench_graphs: Some(BenchGraphs::Any),
     },
     Entry {
         algorithm: Algorithm::Triangles,
@@ -278,6 +309,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "per-vertex counts sum to three times the total and match list intersections",
+        batch: false,
+        bench_graphs: Some(BenchGraphs::Undirected),
     },
     Entry {
         algorithm: Algorithm::Lcc,
@@ -289,6 +322,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: Some("LCC"),
         verifies: "each coefficient equals its neighbourhood's edge count over the possible pairs",
+        batch: false,
+        bench_graphs: Some(BenchGraphs::Undirected),
     },
     Entry {
         algorithm: Algorithm::Kcore,
@@ -300,6 +335,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "each k-core has minimum degree k and no vertex outside it could join",
+        batch: false,
+        bench_graphs: Some(BenchGraphs::Undirected),
     },
     Entry {
         algorithm: Algorithm::Cdlp,
@@ -311,6 +348,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: Some("CDLP"),
         verifies: "the labels equal a sequential run of the same iterations",
+        batch: true,
+        bench_graphs: Some(BenchGraphs::Undirected),
     },
     Entry {
         algorithm: Algorithm::Coloring,
@@ -322,6 +361,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "no edge joins two vertices of one colour",
+        batch: false,
+        bench_graphs: Some(BenchGraphs::Undirected),
     },
     Entry {
         algorithm: Algorithm::Mis,
@@ -333,6 +374,8 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "no edge joins two members and every other vertex has a member neighbour",
+        batch: false,
+        bench_graphs: Some(BenchGraphs::Undirected),
     },
     Entry {
         algorithm: Algorithm::Nhop,
@@ -344,10 +387,13 @@ pub const ALGORITHMS: &[Entry] = &[
         needs_weights: false,
         graphalytics: None,
         verifies: "depths are hop distances up to the hop limit",
+        batch: false,
+        bench_graphs: None,
     },
 ];
 
-/// The entry named `name` (or by its Graphalytics name, with `true`).
+/// The entry named `name`, or by its Graphalytics name in any case (then
+/// with `true`: the caller applies Graphalytics semantics).
 pub fn find(name: &str) -> Option<(&'static Entry, bool)> {
     ALGORITHMS
         .iter()
@@ -356,7 +402,10 @@ pub fn find(name: &str) -> Option<(&'static Entry, bool)> {
         .or_else(|| {
             ALGORITHMS
                 .iter()
-                .find(|e| e.graphalytics == Some(name))
+                .find(|e| {
+                    e.graphalytics
+                        .is_some_and(|ga| ga.eq_ignore_ascii_case(name))
+                })
                 .map(|e| (e, true))
         })
 }
@@ -409,6 +458,10 @@ mod tests {
         assert_eq!(
             find("kcore").map(|(e, ga)| (e.name, ga)),
             Some(("kcore", false))
+        );
+        assert_eq!(
+            find("pr").map(|(e, ga)| (e.name, ga)),
+            Some(("pagerank", true))
         );
         assert!(find("nope").is_none());
     }
