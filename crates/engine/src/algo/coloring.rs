@@ -21,17 +21,30 @@
 //! depends on the seed (and the internal numbering), never on the thread
 //! count. Expected rounds `O(log n / log log n)` on bounded-degree graphs.
 //!
-//! **Executor fit.** Fits the vertex-program form: a sparse signal from the
-//! newly coloured frontier decrements the pending counters of lower-priority
-//! neighbours, and a vertex whose counter reaches 0 joins the next frontier.
+//! **Executor fit.** [`ColoringDriver`] runs the same Jones–Plassmann
+//! rounds as a vertex program that every executor runs: a pull step in
+//! which each candidate gathers its neighbours' colours (or learns that a
+//! higher-priority neighbour is still uncoloured), then a push or pull step
+//! from the newly coloured vertices that makes their uncoloured neighbours
+//! the next candidates. Where `run` counts pending higher neighbours down
+//! (a count is not idempotent, so duplicate arcs and a symmetric step's two
+//! directions would miscount it), the driver re-checks each candidate; both
+//! compute the one greedy colouring of the seed's order, so `run`, the
+//! in-memory specialisation that scans the simple view's lists directly,
+//! must return exactly the driver's colours; the conformance harness
+//! ([`crate::conformance`]) holds them to that.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use super::triangles::{plain_lists, SimpleView};
+use crate::driver::{drive, Driver};
+use crate::edge_map::Direction;
 use crate::error::{AlgoError, VerifyError};
+use crate::program::{Executor, GraphView, InEdges, StepOptions, VertexProgram, Vertices};
+use crate::subset::VertexSubset;
 
 /// Default seed of the priorities.
 pub const DEFAULT_SEED: u64 = 0x5EED_C010_4EED;
@@ -200,14 +213,282 @@ pub fn verify(g: &Graph, _cfg: &Config, out: &Output) -> Result<(), VerifyError>
     Ok(())
 }
 
-/// The conformance check of this algorithm's driver on `exec` (see
-/// [`crate::conformance`]).
-pub fn check_on<E: crate::program::Executor>(
-    _g: &Graph,
-    _exec: &E,
-    _seed: u64,
-) -> Result<(), String> {
-    Err("coloring has no driver yet".into())
+/// Colouring on any executor through [`ColoringDriver`]: the same colours
+/// as [`run`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, ColoringDriver::new(exec.view(), cfg)?)
+}
+
+/// The phases of [`ColoringDriver`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Each candidate whose higher-priority neighbours are all coloured
+    /// takes the smallest colour they do not use (pull only).
+    Colour,
+    /// The uncoloured neighbours of the newly coloured vertices become the
+    /// next candidates (push or pull).
+    Notify,
+}
+
+/// The message of [`JonesPlassmann`]: what a vertex learns from (a part
+/// of) its neighbours.
+///
+/// `combine` is associative, commutative and idempotent ([`Gather::Blocked`]
+/// absorbs; colour sets unite), so duplicate arcs, the two directions of a
+/// symmetric step and any split of the edges give the same combined
+/// message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Gather {
+    /// Some higher-priority neighbour is still uncoloured.
+    Blocked,
+    /// The colours of the coloured neighbours seen, as a bitset (bit `c`
+    /// of word `c / 64`); in the notify phase, empty.
+    Used(Vec<u64>),
+}
+
+impl Gather {
+    /// Adds colour `c` to a [`Gather::Used`] set.
+    fn add(words: &mut Vec<u64>, c: u32) {
+        let w = c as usize / 64;
+        if words.len() <= w {
+            words.resize(w + 1, 0);
+        }
+        words[w] |= 1 << (c % 64);
+    }
+
+    /// The smallest colour not in the set.
+    fn smallest_free(words: &[u64]) -> u32 {
+        match words.iter().position(|&w| w != u64::MAX) {
+            Some(i) => 64 * i as u32 + words[i].trailing_ones(),
+            None => 64 * words.len() as u32,
+        }
+    }
+}
+
+/// The program of [`ColoringDriver`]: Jones–Plassmann over the priorities
+/// of [`run`], with a colour and a candidate flag per vertex.
+///
+/// Self-loops are skipped by the signals (a vertex is never its own
+/// neighbour). A vertex's colour changes once, from [`UNCOLORED`] to its
+/// final value, so a signal that reads a neighbour's colour reads either
+/// "uncoloured" (and, for a higher neighbour, blocks) or the final colour.
+#[derive(Debug)]
+pub struct JonesPlassmann {
+    color: Vec<AtomicU32>,
+    candidate: Vec<AtomicBool>,
+    seed: u64,
+    phase: Phase,
+}
+
+impl JonesPlassmann {
+    #[inline]
+    fn key(&self, v: VertexId) -> (u64, VertexId) {
+        (priority(self.seed, v), v)
+    }
+    #[inline]
+    fn color(&self, v: VertexId) -> u32 {
+        self.color[v as usize].load(Ordering::Relaxed)
+    }
+    /// Makes uncoloured `v` a candidate; whether this call did.
+    #[inline]
+    fn nominate(&self, v: VertexId) -> bool {
+        let flag = &self.candidate[v as usize];
+        self.color(v) == UNCOLORED
+            && !flag.load(Ordering::Relaxed)
+            && !flag.swap(true, Ordering::Relaxed)
+    }
+}
+
+impl VertexProgram for JonesPlassmann {
+    type Msg = Gather;
+
+    fn combine(&self, a: Gather, b: Gather) -> Gather {
+        match (a, b) {
+            (Gather::Used(mut x), Gather::Used(y)) => {
+                if x.len() < y.len() {
+                    return self.combine(Gather::Used(y), Gather::Used(x));
+                }
+                for (a, b) in x.iter_mut().zip(&y) {
+                    *a |= b;
+                }
+                Gather::Used(x)
+            }
+            _ => Gather::Blocked,
+        }
+    }
+
+    fn cond(&self, v: VertexId) -> bool {
+        match self.phase {
+            Phase::Colour => {
+                self.color(v) == UNCOLORED && self.candidate[v as usize].load(Ordering::Relaxed)
+            }
+            Phase::Notify => {
+                self.color(v) == UNCOLORED && !self.candidate[v as usize].load(Ordering::Relaxed)
+            }
+        }
+    }
+
+    fn sparse_signal(&self, _src: VertexId) -> Option<Gather> {
+        match self.phase {
+            Phase::Notify => Some(Gather::Used(Vec::new())),
+            // Pull-only phase (the driver forces pull).
+            Phase::Colour => None,
+        }
+    }
+
+    fn sparse_slot(&self, dst: VertexId, _m: Gather) -> bool {
+        // A newly coloured vertex's own self-loop finds it coloured.
+        self.phase == Phase::Notify && self.nominate(dst)
+    }
+
+    fn dense_signal(&self, v: VertexId, edges: InEdges<'_>) -> Option<Gather> {
+        match self.phase {
+            Phase::Colour => {
+                let kv = self.key(v);
+                let mut used = Vec::new();
+                for (u, _) in edges.iter().filter(|&(u, _)| u != v) {
+                    match self.color(u) {
+                        // A lower neighbour waits for `v` and is never
+                        // coloured before it; a higher one blocks `v`.
+                        UNCOLORED if self.key(u) > kv => return Some(Gather::Blocked),
+                        UNCOLORED => {}
+                        c => Gather::add(&mut used, c),
+                    }
+                }
+                // Even with no edges: the slot must run to colour `v`.
+                Some(Gather::Used(used))
+            }
+            // The active sources are the newly coloured vertices.
+            Phase::Notify => edges
+                .active()
+                .any(|(u, _)| u != v)
+                .then(|| Gather::Used(Vec::new())),
+        }
+    }
+
+    fn dense_slot(&self, v: VertexId, m: Gather) -> bool {
+        match (self.phase, m) {
+            (Phase::Colour, Gather::Used(words)) => {
+                let c = Gather::smallest_free(&words);
+                self.color[v as usize].store(c, Ordering::Relaxed);
+                true
+            }
+            (Phase::Colour, Gather::Blocked) => false,
+            (Phase::Notify, _) => self.nominate(v),
+        }
+    }
+}
+
+/// Colouring as a step machine that any executor runs: Jones–Plassmann
+/// rounds with the priorities of [`run`]. A round is a pull step over the
+/// candidates (each one whose higher-priority neighbours are all coloured
+/// takes the smallest colour its coloured neighbours do not use), then a
+/// step from the newly coloured vertices that makes their uncoloured
+/// neighbours the next candidates. All vertices are candidates in the first
+/// round. Every step follows both directions of every arc (the undirected
+/// view).
+///
+/// Invariants: a vertex is coloured only after all its higher-priority
+/// neighbours and before any lower one (the lower one is blocked by it
+/// until then), so its colour is the smallest one unused by its higher
+/// neighbours: the sequential greedy colour in decreasing priority order,
+/// which is unique for the seed and equals [`run`]'s. A vertex becomes a
+/// candidate in the round after its last higher neighbour is coloured (or
+/// in the first), so it is coloured then, and every round colours at least
+/// the highest uncoloured vertex.
+#[derive(Debug)]
+pub struct ColoringDriver {
+    p: JonesPlassmann,
+    /// The frontier of the step just run.
+    current: VertexSubset,
+    /// The activated vertices of the last superstep.
+    last: Option<VertexSubset>,
+}
+
+impl ColoringDriver {
+    /// The colouring of a graph seen through `view` under `cfg.seed`.
+    pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        let n = view.num_vertices();
+        Ok(ColoringDriver {
+            p: JonesPlassmann {
+                color: (0..n).map(|_| AtomicU32::new(UNCOLORED)).collect(),
+                candidate: (0..n).map(|_| AtomicBool::new(true)).collect(),
+                seed: cfg.seed,
+                phase: Phase::Notify,
+            },
+            current: VertexSubset::empty(n),
+            last: Some(VertexSubset::all(n)),
+        })
+    }
+}
+
+impl Driver for ColoringDriver {
+    type Program = JonesPlassmann;
+    type Output = Output;
+
+    fn program(&self) -> &JonesPlassmann {
+        &self.p
+    }
+
+    fn options(&self) -> StepOptions {
+        StepOptions {
+            symmetric: true,
+            direction: match self.p.phase {
+                Phase::Colour => Direction::Pull,
+                Phase::Notify => Direction::Auto,
+            },
+            ..StepOptions::default()
+        }
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        let next = self.last.take().filter(|s| !s.is_empty())?;
+        match self.p.phase {
+            Phase::Colour => {
+                // The candidates were heard; blocked ones wait for the
+                // next higher neighbour to be coloured.
+                let p = &self.p;
+                ops.process_vertices(&self.current, |v| {
+                    p.candidate[v as usize].store(false, Ordering::Relaxed);
+                    false
+                });
+                self.p.phase = Phase::Notify;
+            }
+            Phase::Notify => self.p.phase = Phase::Colour,
+        }
+        self.current = next.clone();
+        Some(next)
+    }
+
+    fn activated<V: Vertices>(&mut self, _ops: &V, next: VertexSubset) {
+        self.last = Some(next);
+    }
+
+    fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        let color: Vec<u32> = self
+            .p
+            .color
+            .into_iter()
+            .map(AtomicU32::into_inner)
+            .collect();
+        let num_colors = color.iter().map(|&c| c.wrapping_add(1)).max().unwrap_or(0);
+        Output { color, num_colors }
+    }
+
+    fn state_bytes(&self) -> u64 {
+        5 * self.p.color.len() as u64
+    }
+}
+
+/// The conformance check of [`ColoringDriver`] on `exec` (see
+/// [`crate::conformance`]): with a seed drawn from `seed`, the colours
+/// equal [`run`]'s and pass [`verify`].
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), String> {
+    let cfg = Config { seed };
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("color", &got, &fast)
 }
 
 #[cfg(test)]
@@ -278,6 +559,20 @@ mod tests {
                 prop_assert_eq!(&got, &want);
             }
             prop_assert!(verify(&g, &cfg, &want).is_ok());
+        }
+
+        #[test]
+        fn the_driver_agrees_with_run_on_any_executor(
+            spec in graphs(),
+            seed in any::<u64>(),
+            threads in 1usize..=4,
+        ) {
+            let g = spec.build();
+            let adversary = crate::conformance::Adversary::new(&g, seed);
+            let r = with_threads(threads, || check_on(&g, &adversary, seed)).unwrap();
+            prop_assert!(r.is_ok(), "adversary: {:?}", r);
+            let r = check_on(&g, &crate::program::InMemory::new(&g), seed);
+            prop_assert!(r.is_ok(), "in memory: {:?}", r);
         }
     }
 }

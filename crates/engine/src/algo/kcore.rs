@@ -28,9 +28,16 @@
 //! Batagelj–Zaversnik on one thread, where the passes per level would cost
 //! more than they share.
 //!
-//! **Executor fit.** Fits the vertex-program form: each round is a sparse
-//! signal from the removed frontier to its neighbours (a degree decrement)
-//! with an "alive" condition on the target.
+//! **Executor fit.** [`KcoreDriver`] runs the same level peeling as a
+//! vertex program that every executor runs: one pull step counts each
+//! vertex's distinct neighbours, then each sub-round is a pull step in which
+//! every remaining vertex gathers the ids of its neighbours peeled in the
+//! previous sub-round (sets, so duplicates count once) and is peeled when
+//! its degree falls to the level. Core numbers are unique, so `run`, the
+//! in-memory specialisation (bucket peeling below the size cut-off, the
+//! depth-first level peel above it), must return exactly the driver's
+//! output; the conformance harness ([`crate::conformance`]) holds them to
+//! that.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -38,7 +45,11 @@ use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
 use super::triangles::{plain_lists, SimpleView};
+use crate::driver::{drive, Driver};
+use crate::edge_map::Direction;
 use crate::error::{AlgoError, VerifyError};
+use crate::program::{Executor, GraphView, InEdges, Modes, StepOptions, VertexProgram, Vertices};
+use crate::subset::VertexSubset;
 
 /// Default for [`Config::k`]: no k-core membership requested.
 pub const DEFAULT_K: Option<u32> = None;
@@ -76,6 +87,17 @@ fn check(g: &Graph, cfg: &Config) -> Result<(), AlgoError> {
         Some(k) if k as usize > g.num_vertices() => Err(AlgoError::InvalidParameter(format!(
             "k = {k} is larger than the number of vertices ({})",
             g.num_vertices()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// [`check`] on a graph of `n` vertices, for drivers (which see only the
+/// view): `k` must be at most `n`.
+fn check_k(n: usize, cfg: &Config) -> Result<(), AlgoError> {
+    match cfg.k {
+        Some(k) if k as usize > n => Err(AlgoError::InvalidParameter(format!(
+            "k = {k} is larger than the number of vertices ({n})"
         ))),
         _ => Ok(()),
     }
@@ -350,14 +372,263 @@ fn bucket_peel(adj: &[Vec<VertexId>]) -> Vec<u32> {
     core
 }
 
-/// The conformance check of this algorithm's driver on `exec` (see
-/// [`crate::conformance`]).
-pub fn check_on<E: crate::program::Executor>(
-    _g: &Graph,
-    _exec: &E,
-    _seed: u64,
-) -> Result<(), String> {
-    Err("kcore has no driver yet".into())
+/// Core numbers on any executor through [`KcoreDriver`]: the same output
+/// as [`run`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, KcoreDriver::new(exec.view(), cfg)?)
+}
+
+/// The phases of [`KcoreDriver`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Every vertex counts its distinct neighbours.
+    Degree,
+    /// Every remaining vertex loses the neighbours peeled in the last
+    /// sub-round; those left with at most `level` are peeled now.
+    Peel,
+}
+
+/// The program of [`KcoreDriver`]: a degree, a liveness flag and a core
+/// number per vertex; pull steps only ([`Modes::DenseOnly`]).
+///
+/// Messages are sets of distinct neighbour ids (sorted, without `v`
+/// itself), combined by union: associative, commutative and idempotent, so
+/// a vertex's duplicate arcs, the two directions of a symmetric step and
+/// any split of its edges into parts count each neighbour once, as the
+/// simple view does. A count would not be idempotent, and a push could not
+/// see that two messages came from one neighbour; that is why the program
+/// pulls and gathers ids.
+#[derive(Debug)]
+pub struct Peeling {
+    deg: Vec<AtomicU32>,
+    alive: Vec<AtomicBool>,
+    core: Vec<AtomicU32>,
+    level: u32,
+    phase: Phase,
+}
+
+/// Sorted union of two sorted, duplicate-free id lists.
+fn union(a: Vec<VertexId>, b: Vec<VertexId>) -> Vec<VertexId> {
+    if a.is_empty() {
+        return b;
+    }
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out.push(x.min(y));
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+impl Peeling {
+    #[inline]
+    fn alive(&self, v: VertexId) -> bool {
+        self.alive[v as usize].load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn deg(&self, v: VertexId) -> u32 {
+        self.deg[v as usize].load(Ordering::Relaxed)
+    }
+    /// Peels `v` at the current level.
+    #[inline]
+    fn peel(&self, v: VertexId) {
+        self.alive[v as usize].store(false, Ordering::Relaxed);
+        self.core[v as usize].store(self.level, Ordering::Relaxed);
+    }
+}
+
+impl VertexProgram for Peeling {
+    /// Distinct neighbour ids, sorted.
+    type Msg = Vec<VertexId>;
+
+    const MODES: Modes = Modes::DenseOnly;
+
+    fn combine(&self, a: Vec<VertexId>, b: Vec<VertexId>) -> Vec<VertexId> {
+        union(a, b)
+    }
+
+    fn cond(&self, v: VertexId) -> bool {
+        self.alive(v)
+    }
+
+    fn sparse_signal(&self, _src: VertexId) -> Option<Vec<VertexId>> {
+        None // Dense only.
+    }
+
+    fn sparse_slot(&self, _dst: VertexId, _m: Vec<VertexId>) -> bool {
+        false // Dense only.
+    }
+
+    fn dense_signal(&self, v: VertexId, edges: InEdges<'_>) -> Option<Vec<VertexId>> {
+        let mut ids: Vec<VertexId> = match self.phase {
+            Phase::Degree => edges.iter().map(|(u, _)| u).filter(|&u| u != v).collect(),
+            // The active sources are the vertices peeled in the last
+            // sub-round (a snapshot: this step's peels are not among them).
+            Phase::Peel => edges.active().map(|(u, _)| u).filter(|&u| u != v).collect(),
+        };
+        ids.sort_unstable();
+        ids.dedup();
+        (!ids.is_empty()).then_some(ids)
+    }
+
+    fn dense_slot(&self, v: VertexId, ids: Vec<VertexId>) -> bool {
+        let lost = ids.len() as u32;
+        match self.phase {
+            Phase::Degree => {
+                self.deg[v as usize].store(lost, Ordering::Relaxed);
+                false
+            }
+            Phase::Peel => {
+                let d = self.deg(v).saturating_sub(lost);
+                self.deg[v as usize].store(d, Ordering::Relaxed);
+                let peeled = d <= self.level;
+                if peeled {
+                    self.peel(v);
+                }
+                peeled
+            }
+        }
+    }
+}
+
+/// k-core as a step machine that any executor runs: level peeling as in
+/// [`run`]'s parallel peel, with every chain of removals cut into pull
+/// sub-rounds. A first step counts each vertex's distinct neighbours (the
+/// undirected simple view: both directions of every arc, without
+/// self-loops and duplicates). Each level `k` (the largest of the previous
+/// level and the smallest remaining degree) peels the remaining vertices
+/// of degree at most `k` with core `k`; each sub-round then lowers the
+/// remaining vertices' degrees by their neighbours peeled in the previous
+/// sub-round and peels those left with at most `k`, until a sub-round
+/// peels none.
+///
+/// Invariant at the start of every sub-round: `deg[v]` of a remaining
+/// vertex counts its distinct neighbours that are remaining or were peeled
+/// in the previous sub-round. Core numbers are unique, so the result
+/// equals [`run`]'s on any executor and thread count. A sub-round is one
+/// pass over the remaining vertices, so a long chain peeled within one
+/// level (a road graph's paths) costs a pass per link, where the in-memory
+/// kernel follows it depth first in one pass.
+#[derive(Debug)]
+pub struct KcoreDriver {
+    p: Peeling,
+    cfg: Config,
+    /// Vertices not peeled at the start of the current level (a superset
+    /// of those remaining).
+    remaining: VertexSubset,
+    /// The vertices peeled by the last step (`None` before the first).
+    last: Option<VertexSubset>,
+}
+
+impl KcoreDriver {
+    /// Core numbers of a graph seen through `view` (checks `cfg.k`).
+    pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        let n = view.num_vertices();
+        check_k(n, cfg)?;
+        Ok(KcoreDriver {
+            p: Peeling {
+                deg: (0..n).map(|_| AtomicU32::new(0)).collect(),
+                alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
+                core: (0..n).map(|_| AtomicU32::new(0)).collect(),
+                level: 0,
+                phase: Phase::Degree,
+            },
+            cfg: cfg.clone(),
+            remaining: VertexSubset::all(n),
+            last: None,
+        })
+    }
+
+    /// Starts the next level: the smallest remaining degree raises the
+    /// level, and the remaining vertices of degree at most the level are
+    /// peeled. `None` when no vertex remains.
+    fn next_level<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        let p = &self.p;
+        let smallest = AtomicU32::new(u32::MAX);
+        self.remaining = ops.process_vertices(&self.remaining, |v| {
+            p.alive(v) && {
+                smallest.fetch_min(p.deg(v), Ordering::Relaxed);
+                true
+            }
+        });
+        if self.remaining.is_empty() {
+            return None;
+        }
+        self.p.level = self.p.level.max(smallest.into_inner());
+        let p = &self.p;
+        let peeled = ops.process_vertices(&self.remaining, |v| {
+            p.deg(v) <= p.level && {
+                p.peel(v);
+                true
+            }
+        });
+        Some(peeled)
+    }
+}
+
+impl Driver for KcoreDriver {
+    type Program = Peeling;
+    type Output = Output;
+
+    fn program(&self) -> &Peeling {
+        &self.p
+    }
+
+    fn options(&self) -> StepOptions {
+        StepOptions {
+            symmetric: true,
+            direction: Direction::Pull,
+            ..StepOptions::default()
+        }
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        let n = self.p.deg.len();
+        let Some(last) = self.last.take() else {
+            // The degree step, from every vertex.
+            return Some(VertexSubset::all(n)).filter(|_| n > 0);
+        };
+        self.p.phase = Phase::Peel;
+        if !last.is_empty() {
+            return Some(last);
+        }
+        self.next_level(ops)
+    }
+
+    fn activated<V: Vertices>(&mut self, _ops: &V, next: VertexSubset) {
+        self.last = Some(next);
+    }
+
+    fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        let core = self.p.core.into_iter().map(AtomicU32::into_inner).collect();
+        finish(core, &self.cfg)
+    }
+
+    fn state_bytes(&self) -> u64 {
+        9 * self.p.deg.len() as u64
+    }
+}
+
+/// The conformance check of [`KcoreDriver`] on `exec` (see
+/// [`crate::conformance`]): with `k` drawn from `seed` (none, or up to
+/// |V|), the output equals [`run`]'s and passes [`verify`].
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), String> {
+    let n = g.num_vertices() as u64;
+    let cfg = Config {
+        k: (!seed.is_multiple_of(3)).then(|| ((seed >> 2) % (n + 1)) as u32),
+    };
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("core", &got, &fast)
 }
 
 #[cfg(test)]
@@ -444,6 +715,20 @@ mod tests {
                 prop_assert_eq!(&got, &want);
             }
             prop_assert!(verify(&g, &cfg, &want).is_ok());
+        }
+
+        #[test]
+        fn the_driver_agrees_with_run_on_any_executor(
+            spec in graphs(),
+            seed in any::<u64>(),
+            threads in 1usize..=4,
+        ) {
+            let g = spec.build();
+            let adversary = crate::conformance::Adversary::new(&g, seed);
+            let r = with_threads(threads, || check_on(&g, &adversary, seed)).unwrap();
+            prop_assert!(r.is_ok(), "adversary: {:?}", r);
+            let r = check_on(&g, &crate::program::InMemory::new(&g), seed);
+            prop_assert!(r.is_ok(), "in memory: {:?}", r);
         }
     }
 }
