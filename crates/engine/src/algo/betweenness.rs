@@ -40,16 +40,27 @@
 //! bit-identical at any thread count.
 //! `O(k·m)` work.
 //!
-//! **Executor fit.** In-memory only as written (per-source state for every
-//! vertex); a frontier-parallel BFS per source would fit the vertex-program
-//! form and is left for later.
+//! **Executor fit.** [`BetweennessDriver`] runs betweenness on every
+//! executor: Brandes as Gemini does it, per source a forward phase (BFS
+//! levels counting shortest paths, one superstep per level, `σ` summed)
+//! and a backward phase (levels from the deepest up along reversed arcs,
+//! dependencies summed at predecessors), as the vertex program [`Brandes`].
+//! [`run`] is the in-memory specialisation (sources in parallel, successor
+//! bitmaps) and must agree with the driver within [`DRIVER_BOUND`]; the
+//! conformance harness holds both to it.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use plexus_graph::{Graph, VertexId};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
+use crate::driver::{drive, Driver};
 use crate::error::{AlgoError, VerifyError};
+use crate::program::{Executor, GraphView, InEdges, StepOptions, VertexProgram, Vertices};
+use crate::subset::VertexSubset;
 
 /// Default of [`Config::normalized`], as in NetworkX.
 pub const DEFAULT_NORMALIZED: bool = true;
@@ -103,7 +114,10 @@ pub struct Output {
 /// The sources `cfg` asks for, sorted ascending, or `None` when every vertex
 /// is a source (no sampling, or `k = |V|`). Shared by `run`, `reference`
 /// and `verify`, so all three see the same sample.
-pub fn pick_sources(g: &Graph, cfg: &Config) -> Result<Option<Vec<VertexId>>, AlgoError> {
+pub fn pick_sources<G: GraphView + ?Sized>(
+    g: &G,
+    cfg: &Config,
+) -> Result<Option<Vec<VertexId>>, AlgoError> {
     let n = g.num_vertices();
     let mut chosen = match (&cfg.sources, cfg.samples) {
         (Some(_), Some(_)) => {
@@ -157,7 +171,12 @@ pub fn pick_sources(g: &Graph, cfg: &Config) -> Result<Option<Vec<VertexId>>, Al
 
 /// The factor NetworkX's `_rescale` applies to vertex `v` (see the module
 /// docs); `sampled` is the source list when not every vertex is a source.
-fn scale_of(g: &Graph, cfg: &Config, sampled: Option<&[VertexId]>, v: VertexId) -> f64 {
+fn scale_of<G: GraphView + ?Sized>(
+    g: &G,
+    cfg: &Config,
+    sampled: Option<&[VertexId]>,
+    v: VertexId,
+) -> f64 {
     let n = g.num_vertices() as f64;
     if g.num_vertices() < 3 {
         return 1.0;
@@ -186,7 +205,12 @@ fn scale_of(g: &Graph, cfg: &Config, sampled: Option<&[VertexId]>, v: VertexId) 
     }
 }
 
-fn rescale(g: &Graph, cfg: &Config, sampled: Option<&[VertexId]>, raw: Vec<f64>) -> Vec<f64> {
+fn rescale<G: GraphView + ?Sized>(
+    g: &G,
+    cfg: &Config,
+    sampled: Option<&[VertexId]>,
+    raw: Vec<f64>,
+) -> Vec<f64> {
     raw.into_par_iter()
         .enumerate()
         .map(|(v, x)| x * scale_of(g, cfg, sampled, v as VertexId))
@@ -586,14 +610,501 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     Ok(())
 }
 
-/// The conformance check of this algorithm's driver on `exec` (see
-/// [`crate::conformance`]).
-pub fn check_on<E: crate::program::Executor>(
-    _g: &Graph,
-    _exec: &E,
-    _seed: u64,
-) -> Result<(), String> {
-    Err("betweenness has no driver yet".into())
+/// Largest relative difference between [`BetweennessDriver`] on any
+/// executor and [`run`]: `|driver − kernel| ≤ DRIVER_BOUND · max(1, |kernel|)`
+/// per vertex (NaN where both are NaN). The path counts and dependencies
+/// are the same sums of the same terms, added in another order (per
+/// superstep as the executor delivers them, sources one after another
+/// instead of along the kernel's reduction tree), so they differ by
+/// rounding only.
+pub const DRIVER_BOUND: f64 = 1e-9;
+
+/// An `f64` cell for [`Brandes`]'s per-vertex state (its bits in an
+/// `AtomicU64`), with an atomic add for concurrent sparse slots.
+#[derive(Debug, Default)]
+struct Cell(AtomicU64);
+
+impl Cell {
+    #[inline]
+    fn load(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+    #[inline]
+    fn store(&self, x: f64) {
+        self.0.store(x.to_bits(), Ordering::Relaxed)
+    }
+    /// Adds `x` (a compare-exchange loop: slots on one vertex may race).
+    #[inline]
+    fn add(&self, x: f64) {
+        let mut old = self.0.load(Ordering::Relaxed);
+        loop {
+            let new = (f64::from_bits(old) + x).to_bits();
+            match self
+                .0
+                .compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
+        }
+    }
+}
+
+/// The message of [`Brandes`]: path counts (forward) or coefficients
+/// `(1 + δ)/σ` (backward) sent along arcs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Share {
+    /// A sum of shares; used on graphs without duplicate arcs.
+    Sum(f64),
+    /// Each sender's share, sorted by sender, each sender once; used on
+    /// graphs with duplicate arcs, where a duplicated arc must count once
+    /// however an executor splits and groups the copies' messages.
+    BySender(Vec<(VertexId, f64)>),
+}
+
+impl Share {
+    /// The total, in sender order for [`Share::BySender`].
+    fn total(&self) -> f64 {
+        match self {
+            Share::Sum(x) => *x,
+            Share::BySender(v) => v.iter().map(|&(_, x)| x).sum(),
+        }
+    }
+}
+
+/// The union of two sender lists (a sender in both keeps one entry: its
+/// share is the same in both, since a share depends on the sender's state
+/// alone, which no slot of the superstep changes).
+fn union(a: Vec<(VertexId, f64)>, b: Vec<(VertexId, f64)>) -> Vec<(VertexId, f64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// The phases of [`Brandes`] for one source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// BFS from the source: vertices reached first at depth `level` take
+    /// the sum of their in-neighbours' path counts at depth `level − 1`.
+    Forward,
+    /// Levels from the deepest up, along reversed arcs: vertices at depth
+    /// `level − 1` add the coefficients of their successors at `level`.
+    Backward,
+}
+
+/// The vertex program of [`BetweennessDriver`]: Brandes's two phases for
+/// one source, as Gemini runs them.
+///
+/// Invariants: in a forward superstep signals read `sigma` of the frontier
+/// (depth `level − 1`) and slots write only vertices unreached before it
+/// (then at depth `level`); in a backward superstep signals read `sigma`
+/// and `delta` of the frontier (depth `level`) and slots add only to
+/// `delta` of vertices at depth `level − 1`, which then holds `Σ (1 + δ_w)/σ_w`
+/// until the driver's vertex step multiplies it by `σ_v`. Reads and writes
+/// of a superstep never meet, so results do not depend on the order of
+/// signals and slots. With `by_sender` (duplicate arcs), slots merge
+/// [`Share::BySender`] lists into `inbox` and the driver's vertex step sums
+/// them, so each arc's copies count once.
+#[derive(Debug)]
+pub struct Brandes {
+    phase: Phase,
+    /// Forward: the depth given to the vertices reached; backward: the
+    /// depth of the senders.
+    level: u32,
+    by_sender: bool,
+    depth: Vec<AtomicU32>,
+    sigma: Vec<Cell>,
+    delta: Vec<Cell>,
+    /// Per-vertex sender lists of the current superstep (`by_sender` only).
+    inbox: Vec<Mutex<Vec<(VertexId, f64)>>>,
+}
+
+impl Brandes {
+    #[inline]
+    fn depth(&self, v: VertexId) -> u32 {
+        self.depth[v as usize].load(Ordering::Relaxed)
+    }
+
+    /// What `u` sends in the current phase.
+    #[inline]
+    fn share_of(&self, u: VertexId) -> f64 {
+        let s = self.sigma[u as usize].load();
+        match self.phase {
+            Phase::Forward => s,
+            Phase::Backward => (1.0 + self.delta[u as usize].load()) / s,
+        }
+    }
+
+    /// `u`'s share as a message.
+    fn message(&self, u: VertexId) -> Share {
+        let x = self.share_of(u);
+        if self.by_sender {
+            Share::BySender(vec![(u, x)])
+        } else {
+            Share::Sum(x)
+        }
+    }
+
+    /// Whether `v` takes messages in this superstep (backward: whether it
+    /// is one level above the senders).
+    #[inline]
+    fn receives(&self, v: VertexId) -> bool {
+        match self.phase {
+            Phase::Forward => self.depth(v) == UNREACHED,
+            Phase::Backward => self.level > 0 && self.depth(v) == self.level - 1,
+        }
+    }
+
+    /// Adds a message at `v`: to its inbox, or to `sigma` (forward) or
+    /// `delta` (backward).
+    fn take(&self, v: VertexId, msg: Share) {
+        match msg {
+            Share::BySender(list) => {
+                let mut inbox = self.inbox[v as usize]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                *inbox = union(std::mem::take(&mut *inbox), list);
+            }
+            Share::Sum(x) => match self.phase {
+                Phase::Forward => self.sigma[v as usize].add(x),
+                Phase::Backward => self.delta[v as usize].add(x),
+            },
+        }
+    }
+
+    /// Empties `v`'s inbox and returns the sum of its shares (0 without).
+    fn drain(&self, v: VertexId) -> f64 {
+        if !self.by_sender {
+            return 0.0;
+        }
+        let list = std::mem::take(
+            &mut *self.inbox[v as usize]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        Share::BySender(list).total()
+    }
+}
+
+impl VertexProgram for Brandes {
+    /// Path counts (forward) or coefficients (backward).
+    type Msg = Share;
+
+    fn combine(&self, a: Share, b: Share) -> Share {
+        match (a, b) {
+            (Share::Sum(x), Share::Sum(y)) => Share::Sum(x + y),
+            (Share::BySender(x), Share::BySender(y)) => Share::BySender(union(x, y)),
+            // A program sends one kind only; were they mixed, the total is
+            // the best that can be said.
+            (a, b) => Share::Sum(a.total() + b.total()),
+        }
+    }
+
+    fn cond(&self, v: VertexId) -> bool {
+        self.receives(v)
+    }
+
+    fn sparse_signal(&self, src: VertexId) -> Option<Share> {
+        Some(self.message(src))
+    }
+
+    fn sparse_slot(&self, dst: VertexId, msg: Share) -> bool {
+        match self.phase {
+            Phase::Forward => {
+                let cell = &self.depth[dst as usize];
+                let claimed = cell
+                    .compare_exchange(UNREACHED, self.level, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok();
+                if claimed || cell.load(Ordering::Relaxed) == self.level {
+                    self.take(dst, msg);
+                }
+                claimed
+            }
+            Phase::Backward => {
+                if self.receives(dst) {
+                    self.take(dst, msg);
+                }
+                false
+            }
+        }
+    }
+
+    fn dense_signal(&self, _v: VertexId, edges: InEdges<'_>) -> Option<Share> {
+        let mut senders = edges.active().map(|(u, _)| u).peekable();
+        senders.peek()?;
+        Some(if self.by_sender {
+            let mut list: Vec<(VertexId, f64)> = senders.map(|u| (u, self.share_of(u))).collect();
+            list.dedup_by_key(|e| e.0);
+            Share::BySender(list)
+        } else {
+            Share::Sum(senders.map(|u| self.share_of(u)).sum())
+        })
+    }
+
+    fn dense_slot(&self, v: VertexId, msg: Share) -> bool {
+        self.take(v, msg);
+        match self.phase {
+            Phase::Forward => {
+                self.depth[v as usize].store(self.level, Ordering::Relaxed);
+                true
+            }
+            Phase::Backward => false,
+        }
+    }
+}
+
+/// Betweenness as a step machine that any executor runs: for each source
+/// in turn (the sources of [`pick_sources`], ascending, or every vertex),
+/// a forward BFS one level per superstep (forward; `σ` sums,
+/// each level kept as a frontier), then the levels from the deepest up
+/// along reversed arcs (backward; a vertex step after each
+/// turns `Σ (1 + δ_w)/σ_w` into `δ_v = σ_v · Σ`), then a vertex step
+/// adding every `δ_v` (`v ≠ s`) to the raw sums and resetting the state.
+/// The raw sums are rescaled exactly as [`run`] does (`rescale`). The
+/// same terms as [`run`]'s successor form, summed in another order: the
+/// result is within [`DRIVER_BOUND`] of [`run`]'s.
+#[derive(Debug)]
+pub struct BetweennessDriver {
+    p: Brandes,
+    cfg: Config,
+    /// The sampled sources, or `None` when every vertex is one.
+    sampled: Option<Vec<VertexId>>,
+    /// Number of sources.
+    k: usize,
+    /// Index of the current source.
+    next_source: usize,
+    /// The current source's BFS levels (level `d` holds depth `d`).
+    levels: Vec<VertexSubset>,
+    /// Raw (unscaled) sums over the sources done.
+    raw: Vec<Cell>,
+    /// A source's search is under way.
+    busy: bool,
+}
+
+impl BetweennessDriver {
+    /// Betweenness with `cfg` over a graph seen through `view`.
+    pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        let sampled = pick_sources(view, cfg)?;
+        let n = view.num_vertices();
+        let k = sampled.as_ref().map_or(n, Vec::len);
+        let by_sender = !view.no_duplicate_arcs();
+        Ok(BetweennessDriver {
+            p: Brandes {
+                phase: Phase::Forward,
+                level: 0,
+                by_sender,
+                depth: (0..n).map(|_| AtomicU32::new(UNREACHED)).collect(),
+                sigma: (0..n).map(|_| Cell::default()).collect(),
+                delta: (0..n).map(|_| Cell::default()).collect(),
+                inbox: if by_sender {
+                    (0..n).map(|_| Mutex::new(Vec::new())).collect()
+                } else {
+                    Vec::new()
+                },
+            },
+            cfg: cfg.clone(),
+            sampled,
+            k,
+            next_source: 0,
+            levels: Vec::new(),
+            raw: (0..n).map(|_| Cell::default()).collect(),
+            busy: false,
+        })
+    }
+
+    /// The `i`-th source.
+    fn source(&self, i: usize) -> VertexId {
+        self.sampled.as_ref().map_or(i as VertexId, |s| s[i])
+    }
+
+    /// Starts the next source's search; returns its first frontier, or
+    /// `None` when every source is done.
+    fn start_source(&mut self, n: usize) -> Option<VertexSubset> {
+        if self.next_source >= self.k {
+            return None;
+        }
+        let s = self.source(self.next_source);
+        self.next_source += 1;
+        self.p.depth[s as usize].store(0, Ordering::Relaxed);
+        self.p.sigma[s as usize].store(1.0);
+        self.p.phase = Phase::Forward;
+        self.p.level = 1;
+        self.levels = vec![VertexSubset::from_vertex(n, s)];
+        self.busy = true;
+        Some(self.levels[0].clone())
+    }
+
+    /// Ends the current source: adds `δ_v` to the raw sums of every reached
+    /// `v ≠ s` and resets the state of every reached vertex.
+    fn end_source<V: Vertices>(&mut self, ops: &V) {
+        let s = self.source(self.next_source - 1);
+        let (p, raw) = (&self.p, &self.raw);
+        for level in &self.levels {
+            ops.process_vertices(level, |v| {
+                if v != s {
+                    raw[v as usize].add(p.delta[v as usize].load());
+                }
+                p.depth[v as usize].store(UNREACHED, Ordering::Relaxed);
+                p.sigma[v as usize].store(0.0);
+                p.delta[v as usize].store(0.0);
+                false
+            });
+        }
+        self.levels.clear();
+        self.busy = false;
+    }
+}
+
+impl Driver for BetweennessDriver {
+    type Program = Brandes;
+    type Output = Output;
+
+    fn program(&self) -> &Brandes {
+        &self.p
+    }
+
+    fn options(&self) -> StepOptions {
+        StepOptions {
+            reverse: self.p.phase == Phase::Backward,
+            ..StepOptions::default()
+        }
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        let n = ops.view().num_vertices();
+        loop {
+            if !self.busy {
+                return self.start_source(n);
+            }
+            if self.p.phase == Phase::Forward {
+                // The deepest level so far sends next.
+                return self.levels.last().cloned();
+            }
+            // Backward: the level above the last senders sends next; the
+            // source's level only receives.
+            if self.p.level <= 1 {
+                self.end_source(ops);
+                continue;
+            }
+            self.p.level -= 1;
+            return Some(self.levels[self.p.level as usize].clone());
+        }
+    }
+
+    fn activated<V: Vertices>(&mut self, ops: &V, next: VertexSubset) {
+        let p = &self.p;
+        match p.phase {
+            Phase::Forward => {
+                if p.by_sender {
+                    ops.process_vertices(&next, |v| {
+                        p.sigma[v as usize].store(p.drain(v));
+                        false
+                    });
+                }
+                if next.is_empty() {
+                    // Nothing new reached: back up from below the deepest level.
+                    self.p.phase = Phase::Backward;
+                    self.p.level = self.levels.len() as u32;
+                } else {
+                    self.levels.push(next);
+                    self.p.level += 1;
+                }
+            }
+            Phase::Backward => {
+                let above = &self.levels[p.level as usize - 1];
+                ops.process_vertices(above, |v| {
+                    let sum = p.delta[v as usize].load() + p.drain(v);
+                    p.delta[v as usize].store(p.sigma[v as usize].load() * sum);
+                    false
+                });
+            }
+        }
+    }
+
+    fn finish<V: Vertices>(self, ops: &V) -> Output {
+        let raw: Vec<f64> = self.raw.iter().map(Cell::load).collect();
+        Output {
+            centrality: rescale(ops.view(), &self.cfg, self.sampled.as_deref(), raw),
+            sources_used: self.k,
+        }
+    }
+
+    fn state_bytes(&self) -> u64 {
+        let inbox = if self.p.by_sender {
+            std::mem::size_of::<Mutex<Vec<(VertexId, f64)>>>() as u64
+        } else {
+            0
+        };
+        (4 + 8 + 8 + 8 + inbox) * self.raw.len() as u64
+    }
+}
+
+/// Betweenness on any executor through [`BetweennessDriver`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, BetweennessDriver::new(exec.view(), cfg)?)
+}
+
+/// Whether `got` is within [`DRIVER_BOUND`] of `want` relative to
+/// `max(1, |want|)`, or both are NaN.
+fn within_bound(got: f64, want: f64) -> bool {
+    (got.is_nan() && want.is_nan()) || (got - want).abs() <= DRIVER_BOUND * want.abs().max(1.0)
+}
+
+/// The conformance check of [`BetweennessDriver`] on `exec` (see
+/// [`crate::conformance`]): exact, sampled (`k` and the sampler's seed from
+/// `seed`) or explicit sources, normalised or not; the driver's result
+/// passes [`verify`], uses as many sources as [`run`] and is within
+/// [`DRIVER_BOUND`] of it at every vertex.
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), String> {
+    let n = g.num_vertices().max(1) as u64;
+    let pick = |shift: u32| ((seed >> shift) % n) as VertexId;
+    let mut cfg = Config {
+        seed: seed.rotate_left(17),
+        normalized: seed & 4 == 0,
+        ..Config::default()
+    };
+    match seed % 4 {
+        0 => {}
+        1 | 2 => cfg.samples = Some(1 + ((seed >> 8) % n) as usize),
+        _ => {
+            let mut s = vec![pick(8), pick(24), pick(40)];
+            s.sort_unstable();
+            s.dedup();
+            cfg.sources = Some(s);
+        }
+    }
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("sources_used", &got.sources_used, &fast.sources_used)?;
+    let (a, b) = (&got.centrality, &fast.centrality);
+    crate::conformance::same("number of values", &a.len(), &b.len())?;
+    match (0..a.len()).find(|&v| !within_bound(a[v], b[v])) {
+        None => Ok(()),
+        Some(v) => Err(format!(
+            "centrality of vertex {v}: driver gave {:?}, the kernel {:?} (relative bound {DRIVER_BOUND:e})",
+            a[v], b[v]
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -791,6 +1302,61 @@ mod tests {
                 let want = reference(&g, &cfg).unwrap();
                 assert_close(&got.centrality, &want.centrality);
                 verify(&g, &cfg, &got).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn the_driver_agrees_with_run_with_and_without_duplicate_arcs() {
+        // Two hubs share 40 leaves, a tail hangs off one leaf; some edges
+        // are duplicated (each must count once however its copies'
+        // messages are split).
+        let mut edges: Vec<(VertexId, VertexId)> = Vec::new();
+        for leaf in 2..42 {
+            edges.push((0, leaf));
+            edges.push((leaf, 1));
+        }
+        edges.extend([
+            (41, 42),
+            (42, 43),
+            (43, 44),
+            (0, 7),
+            (9, 1),
+            (0, 1),
+            (44, 0),
+        ]);
+        for (directed, duplicates) in [
+            (false, plexus_graph::DuplicatePolicy::Keep),
+            (true, plexus_graph::DuplicatePolicy::Keep),
+            (true, plexus_graph::DuplicatePolicy::Drop),
+        ] {
+            let opts = plexus_graph::BuildOptions {
+                directed,
+                duplicates,
+                ..Default::default()
+            };
+            let g = Graph::from_edges(45, &edges, &opts).unwrap();
+            for cfg in [
+                exact(true),
+                Config {
+                    samples: Some(5),
+                    ..exact(false)
+                },
+                Config {
+                    sources: Some(vec![3]),
+                    ..exact(false)
+                },
+            ] {
+                let want = run(&g, &cfg).unwrap();
+                for seed in [1, 2] {
+                    let adversary = crate::conformance::Adversary::new(&g, seed);
+                    let got = run_on(&adversary, &cfg).unwrap();
+                    assert_eq!(got.sources_used, want.sources_used);
+                    for (v, (&a, &b)) in got.centrality.iter().zip(&want.centrality).enumerate() {
+                        assert!(within_bound(a, b), "vertex {v}: {a} vs {b}");
+                    }
+                }
+                check_on(&g, &crate::program::InMemory::new(&g), 11).unwrap();
             }
         }
     }

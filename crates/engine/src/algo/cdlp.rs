@@ -41,19 +41,30 @@
 //! enters one after about 40 iterations): the run stops there and returns
 //! the labels the last iteration would give.
 //!
-//! **Executor fit.** Not a vertex program: the message of a dense signal
-//! would be a whole label histogram (neither small nor cheaply combinable),
-//! so CDLP runs in memory only.
+//! **Executor fit.** [`CdlpDriver`] runs CDLP on every executor: a vertex
+//! program ([`Histograms`]) whose message is a label histogram (combined by
+//! adding counts), one symmetric superstep per iteration, the new labels
+//! and the stopping rules as vertex steps between supersteps. [`run`] is the
+//! in-memory specialisation (the counting methods and skips above) and must
+//! return exactly what the driver returns; the conformance harness holds
+//! both to it.
 //!
 //! **Verification.** A CDLP result cannot be checked without the previous
 //! iteration's labels, so [`verify`] recomputes: it runs the sequential
 //! [`reference`] (a different method: hash counting) and compares, after
 //! checking that every label is a natural id of an existing vertex.
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
 use plexus_graph::{Graph, VertexId};
 use rayon::prelude::*;
 
+use crate::driver::{drive, Driver};
 use crate::error::{AlgoError, VerifyError};
-use crate::program::trace_enabled;
+use crate::program::{
+    trace_enabled, Executor, GraphView, InEdges, StepOptions, VertexProgram, Vertices,
+};
+use crate::subset::VertexSubset;
 
 /// Default number of iterations (the Graphalytics examples use 2 or 10).
 pub const DEFAULT_ITERATIONS: usize = 10;
@@ -670,14 +681,318 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     Ok(())
 }
 
-/// The conformance check of this algorithm's driver on `exec` (see
-/// [`crate::conformance`]).
-pub fn check_on<E: crate::program::Executor>(
-    _g: &Graph,
-    _exec: &E,
-    _seed: u64,
-) -> Result<(), String> {
-    Err("cdlp has no driver yet".into())
+/// A label histogram: `(label, count)` pairs sorted by label, each label
+/// once, every count at least 1. The message of [`Histograms`].
+pub type Histogram = Vec<(u32, u32)>;
+
+/// `a` and `b` merged: the counts of a label in both are added. Associative
+/// and commutative (a multiset union), so messages may be combined in any
+/// grouping and order.
+fn merge(a: Histogram, b: Histogram) -> Histogram {
+    if a.is_empty() {
+        return b;
+    }
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        match x.0.cmp(&y.0) {
+            std::cmp::Ordering::Less => {
+                out.push(x);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(y);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((x.0, x.1 + y.1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// The smallest most frequent label of a histogram, `None` when it is empty.
+fn mode_of_histogram(h: &[(u32, u32)]) -> Option<u32> {
+    // Labels ascend, so a strictly larger count is needed to replace.
+    h.iter()
+        .fold(None, |best: Option<(u32, u32)>, &(l, c)| match best {
+            Some((_, top)) if top >= c => best,
+            _ => Some((l, c)),
+        })
+        .map(|(l, _)| l)
+}
+
+/// The vertex program of [`CdlpDriver`]: one superstep gathers, for every
+/// vertex, the histogram of its neighbours' labels of the previous
+/// iteration (in-edges, plus out-edges on a directed graph through a
+/// symmetric step, so each stored arc counts once per direction it is
+/// read in, exactly as `neighbour_lists`).
+///
+/// Invariants: signals read only `label` (the previous iteration's
+/// labels, not written during a superstep); slots only add to their
+/// vertex's `inbox`, so the order and grouping of messages changes
+/// nothing (laws 3 and 4); the driver's vertex step after the superstep
+/// turns each inbox into the new label in `next` and empties it. Slots
+/// never activate (the driver's frontier is every vertex).
+#[derive(Debug)]
+pub struct Histograms {
+    /// `L_{i-1}`: read by signals.
+    label: Vec<AtomicU32>,
+    /// `L_i`, written by the vertex step after the superstep.
+    next: Vec<AtomicU32>,
+    /// `L_{i-2}`, for the cycle-of-two test.
+    two_ago: Vec<AtomicU32>,
+    /// The histogram gathered for each vertex in the current superstep.
+    inbox: Vec<Mutex<Histogram>>,
+}
+
+impl Histograms {
+    #[inline]
+    fn label(&self, v: VertexId) -> u32 {
+        self.label[v as usize].load(Ordering::Relaxed)
+    }
+
+    /// Adds `h` to `v`'s inbox.
+    fn receive(&self, v: VertexId, h: Histogram) {
+        let mut inbox = self.inbox[v as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *inbox = merge(std::mem::take(&mut *inbox), h);
+    }
+}
+
+impl VertexProgram for Histograms {
+    /// The counts of the labels seen over some of a vertex's edges.
+    type Msg = Histogram;
+
+    fn combine(&self, a: Histogram, b: Histogram) -> Histogram {
+        merge(a, b)
+    }
+
+    fn sparse_signal(&self, src: VertexId) -> Option<Histogram> {
+        Some(vec![(self.label(src), 1)])
+    }
+
+    fn sparse_slot(&self, dst: VertexId, msg: Histogram) -> bool {
+        self.receive(dst, msg);
+        false
+    }
+
+    fn dense_signal(&self, _v: VertexId, edges: InEdges<'_>) -> Option<Histogram> {
+        let mut labels: Vec<u32> = edges.active().map(|(u, _)| self.label(u)).collect();
+        if labels.is_empty() {
+            return None;
+        }
+        labels.sort_unstable();
+        let mut h: Histogram = Vec::new();
+        for l in labels {
+            match h.last_mut() {
+                Some(last) if last.0 == l => last.1 += 1,
+                _ => h.push((l, 1)),
+            }
+        }
+        Some(h)
+    }
+
+    fn dense_slot(&self, v: VertexId, msg: Histogram) -> bool {
+        self.receive(v, msg);
+        false
+    }
+}
+
+/// CDLP as a step machine that any executor runs: one symmetric superstep
+/// per iteration over every vertex ([`Histograms`]), then a vertex step
+/// that takes each vertex's smallest most frequent label (its own when it
+/// has no neighbours) into a separate array (synchronous), and the same
+/// stopping rules as [`run`] and [`reference`]: an iteration that changes
+/// no label is a fixed point; one whose labels equal those of two
+/// iterations before starts a cycle of two, and the labels the last
+/// iteration would give are taken by parity. The labels and iteration
+/// count equal [`run`]'s exactly on every executor (integer counts). It
+/// recounts every vertex each iteration: [`run`]'s skipping of settled
+/// neighbourhoods, its first-iteration minimum and its counting methods are
+/// in-memory speed-ups that give the same labels.
+#[derive(Debug)]
+pub struct CdlpDriver {
+    p: Histograms,
+    iterations: usize,
+    /// Iterations whose labels have been taken.
+    done: usize,
+    /// A superstep ran whose histograms are not yet taken.
+    pending: bool,
+    /// A fixed point or a cycle of two was found: `label` is final.
+    stopped: bool,
+}
+
+impl CdlpDriver {
+    /// CDLP with `cfg` over a graph seen through `view`. `natural_ids[v]`
+    /// is the natural id of internal vertex `v` (`Graph::old_of_new`, the
+    /// initial label and the order ties are broken in); `None` when the
+    /// graph is not reordered (internal ids are natural ids).
+    pub fn new(
+        view: &dyn GraphView,
+        cfg: &Config,
+        natural_ids: Option<&[VertexId]>,
+    ) -> Result<Self, AlgoError> {
+        let n = view.num_vertices();
+        let initial: Vec<u32> = match natural_ids {
+            Some(ids) if ids.len() != n => {
+                return Err(AlgoError::InvalidParameter(format!(
+                    "{} natural ids for {n} vertices",
+                    ids.len()
+                )))
+            }
+            Some(ids) => ids.to_vec(),
+            None => (0..n as u32).collect(),
+        };
+        let cells = |x: u32| (0..n).map(|_| AtomicU32::new(x)).collect::<Vec<_>>();
+        Ok(CdlpDriver {
+            p: Histograms {
+                label: initial.into_iter().map(AtomicU32::new).collect(),
+                next: cells(0),
+                two_ago: cells(0),
+                inbox: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
+            },
+            iterations: cfg.iterations,
+            done: 0,
+            pending: false,
+            stopped: n == 0,
+        })
+    }
+
+    /// Takes the histograms of the superstep just run: the new labels,
+    /// then the stopping rules (as [`reference`]), then the rotation
+    /// `two_ago ← label ← next`.
+    fn take_step<V: Vertices>(&mut self, ops: &V) {
+        let p = &self.p;
+        let all = VertexSubset::all(p.label.len());
+        let moved = ops
+            .process_vertices(&all, |v| {
+                let h = std::mem::take(
+                    &mut *p.inbox[v as usize]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()),
+                );
+                let own = p.label(v);
+                let new = mode_of_histogram(&h).unwrap_or(own);
+                p.next[v as usize].store(new, Ordering::Relaxed);
+                new != own
+            })
+            .len();
+        let iteration = self.done;
+        self.done += 1;
+        self.pending = false;
+        if moved == 0 {
+            // A fixed point: every later iteration gives these labels again.
+            self.stopped = true;
+            return;
+        }
+        if iteration > 0 {
+            let back = ops
+                .process_vertices(&all, |v| {
+                    p.next[v as usize].load(Ordering::Relaxed)
+                        != p.two_ago[v as usize].load(Ordering::Relaxed)
+                })
+                .len();
+            if back == 0 {
+                // A cycle of two: the labels alternate from here.
+                if (self.iterations - iteration - 1).is_multiple_of(2) {
+                    std::mem::swap(&mut self.p.label, &mut self.p.next);
+                }
+                self.stopped = true;
+                return;
+            }
+        }
+        std::mem::swap(&mut self.p.two_ago, &mut self.p.label);
+        std::mem::swap(&mut self.p.label, &mut self.p.next);
+    }
+}
+
+impl Driver for CdlpDriver {
+    type Program = Histograms;
+    type Output = Output;
+
+    fn program(&self) -> &Histograms {
+        &self.p
+    }
+
+    fn options(&self) -> StepOptions {
+        // In- and out-neighbours on directed graphs; undirected graphs
+        // store both directions already, and the executor ignores it.
+        StepOptions {
+            symmetric: true,
+            ..StepOptions::default()
+        }
+    }
+
+    fn next_frontier<V: Vertices>(&mut self, ops: &V) -> Option<VertexSubset> {
+        if self.pending {
+            self.take_step(ops);
+        }
+        if self.stopped || self.done >= self.iterations {
+            return None;
+        }
+        self.pending = true;
+        Some(VertexSubset::all(self.p.label.len()))
+    }
+
+    fn activated<V: Vertices>(&mut self, _ops: &V, _next: VertexSubset) {}
+
+    fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        Output {
+            label: self
+                .p
+                .label
+                .into_iter()
+                .map(AtomicU32::into_inner)
+                .collect(),
+            iterations: self.iterations,
+        }
+    }
+
+    fn state_bytes(&self) -> u64 {
+        // Three label arrays and an (empty between supersteps) inbox each.
+        let cell = 12 + std::mem::size_of::<Mutex<Histogram>>() as u64;
+        cell * self.p.label.len() as u64
+    }
+}
+
+/// CDLP on any executor through [`CdlpDriver`]; `natural_ids` as in
+/// [`CdlpDriver::new`] (pass `g.old_of_new()`: the view does not carry
+/// the natural order, and the labels and tie-breaking depend on it).
+pub fn run_on<E: Executor>(
+    exec: &E,
+    cfg: &Config,
+    natural_ids: Option<&[VertexId]>,
+) -> Result<Output, AlgoError> {
+    drive(exec, CdlpDriver::new(exec.view(), cfg, natural_ids)?)
+}
+
+/// The conformance check of [`CdlpDriver`] on `exec` (see
+/// [`crate::conformance`]): an iteration count chosen by `seed` (0–12, or
+/// 30–33 so that fixed points and cycles of two end runs early); the
+/// labels and iteration count equal [`run`]'s exactly and pass [`verify`].
+pub fn check_on<E: Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), String> {
+    let iterations = if seed & 0x100 == 0 {
+        (seed % 13) as usize
+    } else {
+        30 + (seed % 4) as usize
+    };
+    let cfg = Config { iterations };
+    let got = run_on(exec, &cfg, g.old_of_new()).map_err(|e| e.to_string())?;
+    verify(g, &cfg, &got).map_err(|e| e.to_string())?;
+    let fast = run(g, &cfg).map_err(|e| e.to_string())?;
+    crate::conformance::same("label", &got.label, &fast.label)?;
+    crate::conformance::same("iterations", &got.iterations, &fast.iterations)
 }
 
 #[cfg(test)]
@@ -954,6 +1269,35 @@ mod tests {
                 plain = reference_step(&g, &plain);
             }
         }
+    }
+
+    #[test]
+    fn the_driver_gives_run_s_labels_on_a_reordered_graph_and_stops_early() {
+        let pairs: Vec<(u32, u32)> = EXAMPLE_DIRECTED
+            .iter()
+            .map(|&(u, v)| (u - 1, v - 1))
+            .collect();
+        let opts = BuildOptions {
+            order: VertexOrder::Degree.into(),
+            ..BuildOptions::directed()
+        };
+        let g = Graph::from_edges(10, &pairs, &opts).unwrap();
+        let edge = Graph::from_edges(2, &[(0, 1)], &BuildOptions::undirected()).unwrap();
+        for (g, iterations) in [(&g, 2), (&g, 7), (&edge, 1_000_000_001)] {
+            let cfg = Config { iterations };
+            let want = run(g, &cfg).unwrap();
+            let memory = crate::program::InMemory::new(g);
+            let adversary = crate::conformance::Adversary::new(g, 5);
+            assert_eq!(run_on(&memory, &cfg, g.old_of_new()).unwrap(), want);
+            assert_eq!(run_on(&adversary, &cfg, g.old_of_new()).unwrap(), want);
+        }
+        let short = [0u32];
+        assert!(run_on(
+            &crate::program::InMemory::new(&g),
+            &Config::default(),
+            Some(&short)
+        )
+        .is_err());
     }
 
     #[test]
