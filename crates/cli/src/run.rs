@@ -643,7 +643,7 @@ impl Run<'_> {
             let cfg = algo::cdlp::Config {
                 iterations: a.iterations.unwrap_or(algo::cdlp::DEFAULT_ITERATIONS),
             };
-            let o = timed(&mut self.compute, || algo::cdlp::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || on_executor!(&self.ex, g, cdlp, &cfg))?;
             if verify {
                 self.verified = Some(verdict(algo::cdlp::verify(g, &cfg, &o)));
             }
@@ -664,7 +664,9 @@ impl Run<'_> {
                 seed: a.seed.unwrap_or(algo::betweenness::DEFAULT_SEED),
                 ..Default::default()
             };
-            let o = timed(&mut self.compute, || algo::betweenness::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || {
+                on_executor!(&self.ex, g, betweenness, &cfg)
+            })?;
             if verify {
                 self.verified = Some(verdict(algo::betweenness::verify(g, &cfg, &o)));
             }
@@ -736,7 +738,7 @@ impl Run<'_> {
         let (g, a, verify) = (self.g, &self.p.args, self.verify);
         let cols: Columns = {
             let cfg = algo::kcore::Config { k: a.k };
-            let o = timed(&mut self.compute, || algo::kcore::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || on_executor!(&self.ex, g, kcore, &cfg))?;
             if verify {
                 self.verified = Some(verdict(algo::kcore::verify(g, &cfg, &o)));
             }
@@ -765,7 +767,9 @@ impl Run<'_> {
             let cfg = algo::coloring::Config {
                 seed: a.seed.unwrap_or(algo::coloring::DEFAULT_SEED),
             };
-            let o = timed(&mut self.compute, || algo::coloring::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || {
+                on_executor!(&self.ex, g, coloring, &cfg)
+            })?;
             if verify {
                 self.verified = Some(verdict(algo::coloring::verify(g, &cfg, &o)));
             }
@@ -784,7 +788,7 @@ impl Run<'_> {
             let cfg = algo::mis::Config {
                 seed: a.seed.unwrap_or(algo::mis::DEFAULT_SEED),
             };
-            let o = timed(&mut self.compute, || algo::mis::run(g, &cfg))?;
+            let o = timed(&mut self.compute, || on_executor!(&self.ex, g, mis, &cfg))?;
             if verify {
                 self.verified = Some(verdict(algo::mis::verify(g, &cfg, &o)));
             }

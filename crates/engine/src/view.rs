@@ -38,6 +38,10 @@ pub trait GraphView: Sync {
     fn first_invalid_arc(&self) -> Option<(VertexId, VertexId, Weight)>;
     /// Whether every out-list is strictly increasing (no duplicate arcs).
     fn no_duplicate_arcs(&self) -> bool;
+    /// The natural id of `v`: its rank in ascending external id (`v`
+    /// itself unless the store applied a vertex order). CDLP's labels and
+    /// ties follow it.
+    fn natural_id(&self, v: VertexId) -> VertexId;
 }
 
 impl GraphView for Graph {
@@ -75,5 +79,8 @@ impl GraphView for Graph {
     }
     fn no_duplicate_arcs(&self) -> bool {
         self.out_lists_strictly_increasing()
+    }
+    fn natural_id(&self, v: VertexId) -> VertexId {
+        Graph::natural_id(self, v)
     }
 }

@@ -834,26 +834,11 @@ pub struct CdlpDriver {
 }
 
 impl CdlpDriver {
-    /// CDLP with `cfg` over a graph seen through `view`. `natural_ids[v]`
-    /// is the natural id of internal vertex `v` (`Graph::old_of_new`, the
-    /// initial label and the order ties are broken in); `None` when the
-    /// graph is not reordered (internal ids are natural ids).
-    pub fn new(
-        view: &dyn GraphView,
-        cfg: &Config,
-        natural_ids: Option<&[VertexId]>,
-    ) -> Result<Self, AlgoError> {
+    /// CDLP with `cfg` over a graph seen through `view` (whose natural
+    /// ids are the initial labels and the order ties are broken in).
+    pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
         let n = view.num_vertices();
-        let initial: Vec<u32> = match natural_ids {
-            Some(ids) if ids.len() != n => {
-                return Err(AlgoError::InvalidParameter(format!(
-                    "{} natural ids for {n} vertices",
-                    ids.len()
-                )))
-            }
-            Some(ids) => ids.to_vec(),
-            None => (0..n as u32).collect(),
-        };
+        let initial: Vec<u32> = (0..n as VertexId).map(|v| view.natural_id(v)).collect();
         let cells = |x: u32| (0..n).map(|_| AtomicU32::new(x)).collect::<Vec<_>>();
         Ok(CdlpDriver {
             p: Histograms {
@@ -966,15 +951,9 @@ impl Driver for CdlpDriver {
     }
 }
 
-/// CDLP on any executor through [`CdlpDriver`]; `natural_ids` as in
-/// [`CdlpDriver::new`] (pass `g.old_of_new()`: the view does not carry
-/// the natural order, and the labels and tie-breaking depend on it).
-pub fn run_on<E: Executor>(
-    exec: &E,
-    cfg: &Config,
-    natural_ids: Option<&[VertexId]>,
-) -> Result<Output, AlgoError> {
-    drive(exec, CdlpDriver::new(exec.view(), cfg, natural_ids)?)
+/// CDLP on any executor through [`CdlpDriver`].
+pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
+    drive(exec, CdlpDriver::new(exec.view(), cfg)?)
 }
 
 /// The conformance check of [`CdlpDriver`] on `exec` (see
@@ -988,7 +967,7 @@ pub fn check_on<E: Executor>(g: &Graph, exec: &E, seed: u64) -> Result<(), Strin
         30 + (seed % 4) as usize
     };
     let cfg = Config { iterations };
-    let got = run_on(exec, &cfg, g.old_of_new()).map_err(|e| e.to_string())?;
+    let got = run_on(exec, &cfg).map_err(|e| e.to_string())?;
     verify(g, &cfg, &got).map_err(|e| e.to_string())?;
     let fast = run(g, &cfg).map_err(|e| e.to_string())?;
     crate::conformance::same("label", &got.label, &fast.label)?;
@@ -1288,16 +1267,9 @@ mod tests {
             let want = run(g, &cfg).unwrap();
             let memory = crate::program::InMemory::new(g);
             let adversary = crate::conformance::Adversary::new(g, 5);
-            assert_eq!(run_on(&memory, &cfg, g.old_of_new()).unwrap(), want);
-            assert_eq!(run_on(&adversary, &cfg, g.old_of_new()).unwrap(), want);
+            assert_eq!(run_on(&memory, &cfg).unwrap(), want);
+            assert_eq!(run_on(&adversary, &cfg).unwrap(), want);
         }
-        let short = [0u32];
-        assert!(run_on(
-            &crate::program::InMemory::new(&g),
-            &Config::default(),
-            Some(&short)
-        )
-        .is_err());
     }
 
     #[test]
