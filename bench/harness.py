@@ -45,25 +45,24 @@ PLEXUS = os.path.join(ROOT, "target", "release", "plexus")
 RESULTS_MD = os.path.join(ROOT, "bench", "RESULTS.md")
 BEGIN, END = "<!-- harness:begin -->", "<!-- harness:end -->"
 
-# Kernels and which graphs they apply to. "undirected" kernels are defined on
-# undirected graphs only (as in the peers and GAPBS); scc on directed only.
-KERNELS = [
-    ("bfs", "any"),
-    ("sssp", "any"),
-    ("pagerank", "any"),
-    # GAPBS's layout: blockwise Gauss-Seidel, f32 contributions (Plexus only).
-    ("pagerank-gs", "any"),
-    ("ppr", "any"),
-    ("wcc", "any"),
-    ("scc", "directed"),
-    ("betweenness", "any"),
-    ("triangles", "undirected"),
-    ("lcc", "undirected"),
-    ("kcore", "undirected"),
-    ("cdlp", "undirected"),
-    ("coloring", "undirected"),
-    ("mis", "undirected"),
-]
+# Harness variants of a registered algorithm: (variant, algorithm). GAPBS's
+# PageRank layout: blockwise Gauss-Seidel, f32 contributions (Plexus only).
+VARIANTS = [("pagerank-gs", "pagerank")]
+
+
+def kernels():
+    """(kernel, graphs) pairs from the algorithm registry (`plexus algorithms
+    --json`: the algorithms with a `bench_graphs` scope, "any", "undirected"
+    or "directed", where the peers define them), each variant after its
+    algorithm. The registry is the one list of algorithm names."""
+    out = subprocess.run([PLEXUS, "algorithms", "--json"], stdout=subprocess.PIPE, text=True, check=True)
+    ks = []
+    for e in json.loads(out.stdout)["algorithms"]:
+        if e.get("bench_graphs"):
+            ks.append((e["name"], e["bench_graphs"]))
+            ks.extend((v, e["bench_graphs"]) for v, base in VARIANTS if base == e["name"])
+    return ks
+
 
 # name -> (source, directed, SSSP delta[, vertex order]). Deltas follow
 # GAPBS's benchmark flags for weights 1..255: 2 on Kronecker and social
@@ -532,6 +531,7 @@ def main():
     for n in names:
         if n not in GRAPH_SPECS:
             sys.exit("error: unknown graph '%s' (known: %s)" % (n, ", ".join(GRAPH_SPECS)))
+    KERNELS = kernels()
     wanted = a.kernels.split(",") if a.kernels else [k for k, _ in KERNELS]
     for k in wanted:
         if k not in dict(KERNELS):
