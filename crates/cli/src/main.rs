@@ -95,15 +95,15 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let threads = cli.threads;
-    // A pool with one worker per CPU pins each worker to its own CPU
-    // (`plexus_jobs::sched::numa::worker_cpu`); a failed pin leaves it free.
+    // The command runs on rayon's global pool, on the process's CPUs: one
+    // CPU per worker when it has one worker per CPU, else every worker on
+    // all of them (`plexus_engine::affinity::PoolPinning`). Global, so
+    // that parallel work started from a thread of the command's own (not
+    // a pool worker) runs on it too, not on a pool rayon would build from
+    // that thread's inherited affinity.
     let pinning = plexus_jobs::sched::numa::PoolPinning::new(threads, None);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(pinning.threads())
-        .start_handler(move |i| pinning.pin(i))
-        .build();
-    let result = match pool {
-        Ok(pool) => pool.install(|| run(cli)),
+    let result = match pinning.builder().build_global() {
+        Ok(()) => rayon::scope(|_| run(cli)),
         Err(e) => Err(anyhow::anyhow!("cannot start {threads} threads: {e}")),
     };
     match result {
