@@ -269,13 +269,14 @@ for T in $CAL_THREADS; do
         sim=$(jq -r --arg p "$p" '.policies[$p].makespan_seconds // "nan"' "$WORK/logs/sim-$T.json" 2>/dev/null)
         err=$(awk -v s="$sim" -v m="$real" 'BEGIN { if (m + 0 > 0 && s != "nan") printf "%+.1f", (s - m) / m * 100; else print "-" }')
         read -r jph q95 <<<"${best:-- -}"
-        say "$(printf '%4s %-16s %12s %12s %8s %12s %12s' "$T" "$p" "$sim" "$real" "$err" "$jph" "$q95")"
+        say "$(echo "$T $p $sim $real $err $jph $q95" | awk '{ f = "%.3f"; for (i = 3; i <= 7; i++) if ($i ~ /^[0-9.e+-]+$/ && i != 5) $i = sprintf(i == 6 ? "%.0f" : (i == 7 ? "%.2f" : f), $i)
+            printf "%4s %-16s %12s %12s %8s %12s %12s\n", $1, $2, $3, $4, $5, $6, $7 }')"
     done
 done
 if step "simulate the two-socket model"; then
     "${P[@]}" simulate "$burst" --machine bench/machines/two-socket-16.toml --policies "$policies_csv" --json >"$WORK/logs/sim-2s16.json" 2>/dev/null
     for p in $POLICIES; do
-        say "$(printf '%4s %-16s %12s %12s' 2s16 "$p" "$(jq -r --arg p "$p" '.policies[$p].makespan_seconds' "$WORK/logs/sim-2s16.json")" "(modelled)")"
+        say "$(printf '%4s %-16s %12.3f %12s' 2s16 "$p" "$(jq -r --arg p "$p" '.policies[$p].makespan_seconds // 0' "$WORK/logs/sim-2s16.json")" "(modelled)")"
     done
 fi
 
