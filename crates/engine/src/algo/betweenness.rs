@@ -818,7 +818,7 @@ mod tests {
                         .filter(|m| m.count_ones() as usize == k)
                         .map(|m| {
                             (0..pool.len())
-                                .filter(|i| m >> i & 1 == 1)
+                                .filter(|i| (m >> i) & 1 == 1)
                                 .map(|i| pool[i])
                                 .collect()
                         })
