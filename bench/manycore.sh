@@ -171,21 +171,17 @@ if step "graphs $G and $PG"; then
             || bounded "${P[@]}" generate kron --scale "$s" --edge-factor "$EDGE_FACTOR" --weighted --name "kron$s" \
             || { say "error: cannot generate kron$s"; exit 1; }
     done
+    if [ ! -s "$WORK/$G.wel" ]; then
+        bounded "${P[@]}" export "$G" --out "$WORK/$G.wel" >/dev/null 2>&1 \
+            || { say "error: cannot export $G"; exit 1; }
+    fi
     if [ -n "$GAPBS_DIR" ] && [ ! -s "$WORK/$G.wsg" ]; then
-        bounded "${P[@]}" export "$G" --out "$WORK/$G.wel" 2>/dev/null \
-            && bounded "$GAPBS_DIR/converter" -f "$WORK/$G.wel" -s -b "$WORK/$G.sg" >"$WORK/logs/convert-sg.log" 2>&1 \
+        bounded "$GAPBS_DIR/converter" -f "$WORK/$G.wel" -s -b "$WORK/$G.sg" >"$WORK/logs/convert-sg.log" 2>&1 \
             && bounded "$GAPBS_DIR/converter" -f "$WORK/$G.wel" -s -wb "$WORK/$G.wsg" >"$WORK/logs/convert-wsg.log" 2>&1 \
-            || { say "error: cannot export $G or convert it for GAPBS"; exit 1; }
+            || { say "error: cannot convert $G for GAPBS"; exit 1; }
     fi
-    if [ -z "$ROOT" ]; then
-        # A vertex with edges (the first of the export, else of the first
-        # edge plexus writes): both sides search from it.
-        if [ -s "$WORK/$G.wel" ]; then
-            ROOT=$(head -n 1 "$WORK/$G.wel" | awk '{ print $1 }')
-        else
-            ROOT=$("${P[@]}" export "$G" --out /dev/stdout 2>/dev/null | head -n 1 | awk '{ print $1 }')
-        fi
-    fi
+    # A vertex with edges, the first of the export: both sides search from it.
+    [ -n "$ROOT" ] || ROOT=$(head -n 1 "$WORK/$G.wel" | awk '{ print $1 }')
     say "graph $G: $("${P[@]}" info "$G" 2>/dev/null | head -n 3 | tr '\n' ' ')"
     say "root $ROOT (bfs, sssp); bc: 4 or 16 sources, GAPBS's SourcePicker (random, out-degree > 0) and plexus --samples K --seed 1 (the same rule)"
 else
