@@ -32,7 +32,8 @@ pub struct Cli {
         default_value = "./plexus-data"
     )]
     pub data_dir: PathBuf,
-    /// Worker threads (0 = all cores). One per allowed CPU pins each to its own CPU.
+    /// Worker threads (0 = all cores). One per allowed CPU pins each to its own CPU; any other
+    /// count runs every worker on all the allowed CPUs.
     #[arg(long, global = true, default_value_t = 0)]
     pub threads: usize,
     /// No progress bars.
@@ -97,14 +98,19 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let threads = cli.threads;
-    // A pool with one worker per CPU pins each worker to its own CPU
-    // (`plexus_jobs::sched::numa::worker_cpu`); a failed pin leaves it free.
+    // The command runs on a pool of its own on the process's CPUs: one CPU
+    // per worker when it has one worker per CPU, else every worker on all
+    // of them (`plexus_engine::affinity::PoolPinning`). Rayon's global
+    // pool, which serves parallel work started outside any pool (from a
+    // thread of a job manager, say), is built here too, on every CPU of
+    // the process: built lazily, it would take the affinity of the thread
+    // that first used it. It stays apart from the command's pool, whose
+    // workers block on work the global pool may have to do.
+    let _ = plexus_jobs::sched::numa::PoolPinning::new(0, None)
+        .builder()
+        .build_global();
     let pinning = plexus_jobs::sched::numa::PoolPinning::new(threads, None);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(pinning.threads())
-        .start_handler(move |i| pinning.pin(i))
-        .build();
-    let result = match pool {
+    let result = match pinning.builder().build() {
         Ok(pool) => pool.install(|| run(cli)),
         Err(e) => Err(anyhow::anyhow!("cannot start {threads} threads: {e}")),
     };

@@ -49,7 +49,9 @@ pub struct RunArgs {
     /// Seed for coloring, mis and sampled betweenness.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Betweenness: number of sampled sources (default: all, exact).
+    /// Betweenness: number of sampled sources, drawn uniformly (by --seed) among the
+    /// vertices with out-degree > 0, as GAPBS does; at least that many is exact
+    /// (default: all, exact).
     #[arg(long)]
     pub samples: Option<usize>,
     /// nhop: number of hops.

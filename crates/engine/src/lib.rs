@@ -6,7 +6,8 @@
 //! algorithm with its verifier and a plain sequential reference beside it.
 //!
 //! Parallelism: every kernel runs on the *current* rayon pool; callers pick
-//! the thread count by installing a pool (see [`with_threads`]).
+//! the thread count by installing a pool (see [`with_threads`]) built with
+//! [`affinity::PoolPinning`], so that its workers own their CPUs.
 //!
 //! ```
 //! use plexus_engine::algo::{bfs, pagerank, wcc};
@@ -32,6 +33,7 @@
 //! assert!((pr.rank.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 //! ```
 
+pub mod affinity;
 pub mod algo;
 pub mod conformance;
 pub mod driver;
@@ -50,10 +52,12 @@ pub mod view;
 
 pub use error::{AlgoError, VerifyError};
 
-/// Runs `f` on a rayon pool of `threads` threads (0 = all cores).
+/// Runs `f` on a rayon pool of `threads` threads (0 = one per CPU the
+/// process may use) on the process's CPUs, whatever thread calls it
+/// ([`affinity::PoolPinning`]).
 pub fn with_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> Result<R, AlgoError> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+    let pool = affinity::PoolPinning::new(threads, None)
+        .builder()
         .build()
         .map_err(|e| AlgoError::InvalidParameter(format!("cannot start {threads} threads: {e}")))?;
     Ok(pool.install(f))

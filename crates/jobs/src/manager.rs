@@ -98,7 +98,8 @@ pub struct ManagerConfig {
     /// in lanes, bit-identical to the engine.
     pub pagerank_series: bool,
     /// Pin the pool's threads to these CPU ids (`sched_setaffinity`; the
-    /// scheduler pins a unit to its NUMA node); `None`: not pinned.
+    /// scheduler pins a unit to its NUMA node); `None`: the CPUs the
+    /// process may use.
     pub cpus: Option<Vec<usize>>,
 }
 
@@ -237,7 +238,7 @@ impl JobManager {
     }
 
     /// Runs the manager's supersteps on `threads` threads (0: all cores)
-    /// pinned to `cpus` (`None`: not pinned) from its next superstep
+    /// pinned to `cpus` (`None`: the process's CPUs) from its next superstep
     /// boundary on: the boundary builds a new pool and the old one ends
     /// when its last superstep returns. Results do not change (the chunked
     /// executor's results do not depend on the thread count); the cost is
@@ -250,12 +251,13 @@ impl JobManager {
     }
 
     /// The CPUs each worker of the manager's pool may run on now
-    /// ([`crate::sched::numa::thread_cpus`], asked of every worker; `None`
-    /// where unknown): where a [`JobManager::set_threads`] placed the pool
-    /// once a superstep boundary applied it.
+    /// ([`crate::sched::numa::current_thread_affinity`], asked of every
+    /// worker, in worker order; `None` where unknown): where a
+    /// [`JobManager::set_threads`] placed the pool once a superstep
+    /// boundary applied it.
     pub fn worker_cpus(&self) -> Vec<Option<Vec<usize>>> {
         let pool = Arc::clone(&lock(&self.inner.pool));
-        pool.broadcast(|_| crate::sched::numa::thread_cpus())
+        pool.broadcast(|_| crate::sched::numa::current_thread_affinity().ok())
     }
 
     /// Pools built by [`JobManager::set_threads`] so far.
@@ -408,17 +410,16 @@ impl Drop for JobManager {
 }
 
 /// A rayon pool of `threads` threads (0: all cores) on the CPU set `cpus`
-/// (`None`: the CPUs this process may use). A pool with one thread per
-/// CPU of its set pins thread `i` to the set's `i`-th CPU
+/// (`None`: the CPUs this process may use), whatever thread builds it (a
+/// unit's resize builds it on the manager's own thread). A pool with one
+/// thread per CPU of its set pins thread `i` to the set's `i`-th CPU
 /// ([`crate::sched::numa::worker_cpu`]: unpinned, the kernel can stack two
-/// workers on one vCPU and halve a whole batch); other pools pin their
-/// threads to the given set, or leave them free when none was given.
+/// workers on one vCPU and halve a whole batch); the threads of any other
+/// pool get the whole set ([`crate::sched::numa::PoolPinning`]).
 fn build_pool(threads: usize, cpus: Option<Vec<usize>>) -> Result<rayon::ThreadPool, JobError> {
-    let pinning = crate::sched::numa::PoolPinning::new(threads, cpus);
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(pinning.threads())
+    crate::sched::numa::PoolPinning::new(threads, cpus)
+        .builder()
         .thread_name(|i| format!("plexus-scan-{i}"))
-        .start_handler(move |i| pinning.pin(i))
         .build()
         .map_err(|e| JobError::Threads(e.to_string()))
 }

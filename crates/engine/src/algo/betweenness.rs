@@ -10,15 +10,26 @@
 //! - all vertices as sources: `normalized` divides by `(n−1)(n−2)`;
 //!   otherwise undirected graphs are halved (each unordered pair counted once)
 //!   and directed graphs are left as they are.
-//! - `k < n` sources (sampled or given): a source vertex is multiplied by
+//! - `k < n` given sources: a source vertex is multiplied by
 //!   `1/((k−1)(n−2))` (normalized) or `(n−1)/((k−1)·c)`, a non-source by
 //!   `1/(k(n−2))` or `(n−1)/(k·c)`, where `c` is 2 for undirected graphs
 //!   and 1 for directed ones. With `k = 1` the source's value is NaN
 //!   (undefined 0/0), as in NetworkX.
+//! - `k` sampled sources: drawn among the `m` vertices with out-degree > 0
+//!   (as GAPBS does; a vertex without out-edges reaches nothing and adds
+//!   nothing as a source), so the `n − 1` possible sources of the formulas
+//!   above become the `m_v` vertices with out-edges other than `v`: a
+//!   vertex is multiplied by `m_v/((k_v)(n−1)(n−2))` (normalized) or
+//!   `m_v/(k_v·c)`, where `k_v` is `k − 1` for a source and `k` otherwise.
+//!   Each vertex's value is then an unbiased estimate of its exact value;
+//!   when every vertex has an out-edge these are NetworkX's factors.
 //!
 //! `sources_used` is the number of sources. Sampled sources are drawn
-//! without replacement by a seeded Xoshiro256++ (see [`pick_sources`]), so
-//! they differ from NetworkX's for the same seed; `k = n` counts as exact.
+//! uniformly without replacement among the vertices with out-degree > 0 by
+//! a seeded Xoshiro256++ (see [`pick_sources`]), so they differ from
+//! NetworkX's (every vertex) and GAPBS's (`SourcePicker`: the same set,
+//! with replacement, its own generator) for the same seed. `k` of at least
+//! `m` counts as exact: every vertex that can add anything is a source.
 //!
 //! **Input.** Any graph; paths follow out-edges and count hops (weights are
 //! ignored). Duplicate edges count once (NetworkX `Graph`/`DiGraph`
@@ -112,8 +123,12 @@ pub struct Output {
 }
 
 /// The sources `cfg` asks for, sorted ascending, or `None` when every vertex
-/// is a source (no sampling, or `k = |V|`). Shared by `run`, `reference`
-/// and `verify`, so all three see the same sample.
+/// is a source (no sampling, or `k` at least the number of vertices with
+/// out-degree > 0). Sampled sources are `k` distinct vertices drawn
+/// uniformly among those with out-degree > 0 (a partial Fisher–Yates
+/// shuffle of them by a Xoshiro256++ seeded with `cfg.seed`), the set GAPBS
+/// `SourcePicker` draws from. Shared by `run`, `reference` and `verify`, so
+/// all three see the same sample.
 pub fn pick_sources<G: GraphView + ?Sized>(
     g: &G,
     cfg: &Config,
@@ -132,18 +147,18 @@ pub fn pick_sources<G: GraphView + ?Sized>(
                     "samples = {k} must be between 1 and the number of vertices ({n})"
                 )));
             }
-            if k == n {
+            let mut pool = with_out_edges(g);
+            if k >= pool.len() {
                 return Ok(None);
             }
-            // Partial Fisher–Yates shuffle: the first k entries.
+            let m = pool.len();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-            let mut all: Vec<VertexId> = (0..n as VertexId).collect();
             for i in 0..k {
-                let j = rng.gen_range(i..n);
-                all.swap(i, j);
+                let j = rng.gen_range(i..m);
+                pool.swap(i, j);
             }
-            all.truncate(k);
-            all
+            pool.truncate(k);
+            pool
         }
         (Some(s), None) => {
             if s.is_empty() {
@@ -169,20 +184,56 @@ pub fn pick_sources<G: GraphView + ?Sized>(
     })
 }
 
-/// The factor NetworkX's `_rescale` applies to vertex `v` (see the module
-/// docs); `sampled` is the source list when not every vertex is a source.
-fn scale_of<G: GraphView + ?Sized>(
-    g: &G,
-    cfg: &Config,
-    sampled: Option<&[VertexId]>,
-    v: VertexId,
-) -> f64 {
+/// The vertices with out-degree > 0, ascending: those a sample is drawn
+/// from.
+fn with_out_edges<G: GraphView + ?Sized>(g: &G) -> Vec<VertexId> {
+    (0..g.num_vertices() as VertexId)
+        .into_par_iter()
+        .filter(|&v| g.out_degree(v) > 0)
+        .collect()
+}
+
+/// What rescaling needs to know about the sources: the list (when not
+/// every vertex is one) and the set it was drawn from.
+struct Scaling<'a> {
+    sampled: Option<&'a [VertexId]>,
+    /// The sources were sampled among the vertices with out-degree > 0
+    /// (`Config::samples`), not given (`Config::sources`: any vertex).
+    drawn_from_out_edges: bool,
+    /// How many vertices the sources were drawn from.
+    population: usize,
+}
+
+impl<'a> Scaling<'a> {
+    fn new<G: GraphView + ?Sized>(g: &G, cfg: &Config, sampled: Option<&'a [VertexId]>) -> Self {
+        let drawn_from_out_edges = sampled.is_some() && cfg.sources.is_none();
+        let population = if drawn_from_out_edges {
+            (0..g.num_vertices() as VertexId)
+                .into_par_iter()
+                .filter(|&v| g.out_degree(v) > 0)
+                .count()
+        } else {
+            g.num_vertices()
+        };
+        Scaling {
+            sampled,
+            drawn_from_out_edges,
+            population,
+        }
+    }
+}
+
+/// The factor vertex `v`'s raw sum is multiplied by (see the module docs):
+/// NetworkX's `_rescale` for every vertex or given sources; for sampled
+/// sources, the same with the possible sources other than `v` counted
+/// among the vertices with out-degree > 0.
+fn scale_of<G: GraphView + ?Sized>(g: &G, cfg: &Config, sc: &Scaling, v: VertexId) -> f64 {
     let n = g.num_vertices() as f64;
     if g.num_vertices() < 3 {
         return 1.0;
     }
     let c = if g.is_directed() { 1.0 } else { 2.0 };
-    match sampled {
+    match sc.sampled {
         None => {
             if cfg.normalized {
                 1.0 / ((n - 1.0) * (n - 2.0))
@@ -194,12 +245,16 @@ fn scale_of<G: GraphView + ?Sized>(
             let k = s.len() as f64;
             let is_source = s.binary_search(&v).is_ok();
             let kk = if is_source { k - 1.0 } else { k };
+            let in_population = !sc.drawn_from_out_edges || g.out_degree(v) > 0;
+            // Possible sources other than `v`: `n − 1` when any vertex
+            // could be one.
+            let others = (sc.population - usize::from(in_population)) as f64;
             if kk == 0.0 {
                 f64::NAN
             } else if cfg.normalized {
-                1.0 / (kk * (n - 2.0))
+                (others / (n - 1.0)) / (kk * (n - 2.0))
             } else {
-                (n - 1.0) / (kk * c)
+                others / (kk * c)
             }
         }
     }
@@ -211,9 +266,10 @@ fn rescale<G: GraphView + ?Sized>(
     sampled: Option<&[VertexId]>,
     raw: Vec<f64>,
 ) -> Vec<f64> {
+    let sc = Scaling::new(g, cfg, sampled);
     raw.into_par_iter()
         .enumerate()
-        .map(|(v, x)| x * scale_of(g, cfg, sampled, v as VertexId))
+        .map(|(v, x)| x * scale_of(g, cfg, &sc, v as VertexId))
         .collect()
 }
 
@@ -521,9 +577,10 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
         )));
     }
     // Undo the rescaling.
+    let sc = Scaling::new(g, cfg, sampled.as_deref());
     let mut raw = vec![0.0; n];
     for (v, (r, &x)) in raw.iter_mut().zip(&out.centrality).enumerate() {
-        let scale = scale_of(g, cfg, sampled.as_deref(), v as VertexId);
+        let scale = scale_of(g, cfg, &sc, v as VertexId);
         if scale.is_nan() {
             if !x.is_nan() {
                 return Err(VerifyError::new(format!(
@@ -562,7 +619,7 @@ pub fn verify(g: &Graph, cfg: &Config, out: &Output) -> Result<(), VerifyError> 
     if n <= VERIFY_PAIRS_LIMIT {
         let all: Vec<(Vec<u32>, Vec<f64>)> = (0..n as VertexId).map(bfs).collect();
         for v in 0..n {
-            if scale_of(g, cfg, sampled.as_deref(), v as VertexId).is_nan() {
+            if scale_of(g, cfg, &sc, v as VertexId).is_nan() {
                 continue;
             }
             let (dv, sv) = &all[v];
@@ -1188,6 +1245,112 @@ mod tests {
         let out = run(&g, &cfg).unwrap();
         assert!(out.centrality[1].is_nan() && out.centrality[0] == 0.0);
         verify(&g, &cfg, &out).unwrap();
+    }
+
+    /// A directed graph of 10 vertices: 5 with out-edges (0..=4), sinks 5
+    /// and 6, isolated 7..=9; undirected, 0..=6 have edges.
+    fn with_sinks(directed: bool) -> Graph {
+        let e = [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 5),
+            (0, 4),
+            (4, 3),
+            (4, 6),
+            (2, 0),
+        ];
+        graph(10, &e, directed)
+    }
+
+    #[test]
+    fn sampled_sources_are_drawn_among_vertices_with_out_edges() {
+        let g = with_sinks(true);
+        let pick = |k: usize, seed: u64| {
+            let cfg = Config {
+                samples: Some(k),
+                seed,
+                ..Config::default()
+            };
+            pick_sources(&g, &cfg).unwrap()
+        };
+        let mut seen = [false; 10];
+        for seed in 0..64 {
+            for k in 1..5 {
+                let s = pick(k, seed).unwrap();
+                assert_eq!(s.len(), k);
+                assert!(s.windows(2).all(|w| w[0] < w[1]), "{s:?}");
+                for &v in &s {
+                    assert!(g.out_degree(v) > 0, "source {v} has no out-edge");
+                    seen[v as usize] = true;
+                }
+                // Deterministic by seed, at any thread count.
+                let again = with_threads(2, || pick(k, seed)).unwrap();
+                assert_eq!(again, Some(s));
+            }
+        }
+        assert_eq!(
+            seen,
+            [true, true, true, true, true, false, false, false, false, false]
+        );
+        // k at least the 5 vertices with out-edges: exact.
+        for k in 5..=10 {
+            assert_eq!(pick(k, 1), None, "k = {k}");
+        }
+        let cfg = Config {
+            samples: Some(7),
+            ..exact(false)
+        };
+        assert_eq!(run(&g, &cfg).unwrap(), run(&g, &exact(false)).unwrap());
+        // Undirected: every vertex with an edge may be drawn.
+        let g = with_sinks(false);
+        let cfg = Config {
+            samples: Some(6),
+            ..Config::default()
+        };
+        let s = pick_sources(&g, &cfg).unwrap().unwrap();
+        assert!(s.iter().all(|&v| v < 7), "{s:?}");
+        assert_eq!(s.len(), 6);
+    }
+
+    /// Averaged over every `k`-subset of the vertices with out-edges (each
+    /// equally likely as the sample), the rescaled sampled values are the
+    /// exact values: the estimate is unbiased, isolated vertices and sinks
+    /// included.
+    #[test]
+    fn sampled_values_average_to_the_exact_values() {
+        for directed in [true, false] {
+            let g = with_sinks(directed);
+            let pool = with_out_edges(&g);
+            for normalized in [true, false] {
+                let exact_cfg = exact(normalized);
+                let want = run(&g, &exact_cfg).unwrap().centrality;
+                for k in 2..pool.len() {
+                    let cfg = Config {
+                        samples: Some(k),
+                        ..exact_cfg.clone()
+                    };
+                    let subsets: Vec<Vec<VertexId>> = (0u32..1 << pool.len())
+                        .filter(|m| m.count_ones() as usize == k)
+                        .map(|m| {
+                            (0..pool.len())
+                                .filter(|i| (m >> i) & 1 == 1)
+                                .map(|i| pool[i])
+                                .collect()
+                        })
+                        .collect();
+                    let mut mean = vec![0.0; g.num_vertices()];
+                    for s in &subsets {
+                        let raw = raw_sums(&g, s, leaf_size(k));
+                        let got = rescale(&g, &cfg, Some(s), raw);
+                        for (m, x) in mean.iter_mut().zip(got) {
+                            *m += x / subsets.len() as f64;
+                        }
+                    }
+                    assert_close(&mean, &want);
+                }
+            }
+        }
     }
 
     #[test]
