@@ -5,7 +5,7 @@
 # rounds' medians for A and B and B/A. Equal work: the same graph, the same
 # options and sources, the same stopping rules.
 #
-#   bench/ab.sh A_BIN B_BIN DATA_DIR "GRAPH[,GRAPH...]" [ROUNDS] [REPEAT]
+#   [JOBS="a.toml b.toml"] bench/ab.sh A_BIN B_BIN DATA_DIR "GRAPH[,GRAPH...]" [ROUNDS] [REPEAT]
 #
 # Graphs must already be stored in DATA_DIR (plexus import / generate).
 set -euo pipefail
@@ -44,4 +44,19 @@ for g in ${GRAPHS//,/ }; do
     ma=$(median "${a[@]}") mb=$(median "${b[@]}")
     printf "%-14s %-12s %10.2f %10.2f %7.3f\n" "$g" "$k" "$ma" "$mb" "$(python3 -c "print($mb/$ma)")"
   done <<< "$kernels"
+done
+# JOBS="a.toml b.toml": also each job file through `batch --mode shared`
+# (wall seconds of the whole batch, alternated the same way).
+for jobs in ${JOBS:-}; do
+  a=() b=()
+  for r in $(seq "$ROUNDS"); do
+    for which in A B; do
+      bin=$A; [ $which = B ] && bin=$B
+      t=$("$bin" --data-dir "$DATA" batch "$jobs" --mode shared --json --quiet \
+          | python3 -c 'import json,sys; print(json.load(sys.stdin)["wall_seconds"]*1e3)')
+      if [ $which = A ]; then a+=("$t"); else b+=("$t"); fi
+    done
+  done
+  ma=$(median "${a[@]}") mb=$(median "${b[@]}")
+  printf "%-14s %-12s %10.2f %10.2f %7.3f\n" "batch" "$(basename "$jobs" .toml)" "$ma" "$mb" "$(python3 -c "print($mb/$ma)")"
 done
