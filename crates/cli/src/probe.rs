@@ -137,9 +137,15 @@ pub fn probe(ctx: &Ctx, a: ProbeArgs) -> anyhow::Result<()> {
         let root = ctx.data.root();
         std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
         let path = root.join(MACHINE_FILE);
-        let tmp = root.join(format!(".{MACHINE_FILE}.tmp"));
+        let prefix = format!(".{MACHINE_FILE}.tmp-");
+        plexus_graph::export::remove_stale(root, &prefix);
+        let tmp = root.join(format!("{prefix}{}", std::process::id()));
         std::fs::write(&tmp, serde_json::to_string_pretty(&bw)?)
             .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                e
+            })
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if a.json {

@@ -6,14 +6,18 @@
 use std::path::Path;
 
 use super::edgelist::parse_block;
-use super::text::{self, parse_blocks};
+use super::text::{self, parse_blocks, Input};
 use super::{map_ids, ImportOptions, Progress, VertexSet};
 use crate::{build, Graph, GraphError, Result};
 
-/// Imports a Matrix Market file.
-pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
-    let head = text::read_head_lines(path, 1 << 16)?;
-    let Some(banner) = head.first() else {
+/// Imports a Matrix Market file from `input`, opened from `path`.
+pub fn import(
+    mut input: Input,
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<Graph> {
+    let Some(banner) = text::read_line(&mut input, path)? else {
         return Err(GraphError::bad_input(
             path,
             "empty file: expected a %%MatrixMarket header",
@@ -62,18 +66,19 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
             ))
         }
     };
-    // Skip comments to the size line.
+    // Skip comments to the size line (`idx` lines read before it).
     let mut idx = 1;
-    while idx < head.len()
-        && (head[idx].trim().is_empty() || head[idx].trim_start().starts_with('%'))
-    {
+    let size_line = loop {
+        let Some(line) = text::read_line(&mut input, path)? else {
+            return Err(GraphError::bad_input(
+                path,
+                "missing the size line 'rows cols entries'",
+            ));
+        };
+        if !(line.trim().is_empty() || line.trim_start().starts_with('%')) {
+            break line;
+        }
         idx += 1;
-    }
-    let Some(size_line) = head.get(idx) else {
-        return Err(GraphError::bad_input(
-            path,
-            "missing the size line 'rows cols entries'",
-        ));
     };
     let nums: Vec<u64> = size_line
         .split_whitespace()
@@ -103,7 +108,7 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
     }
     // Entries: value column required for integer/real.
     let hi = n as i64;
-    let blocks = parse_blocks(path, idx as u64 + 1, progress, |data| {
+    let blocks = parse_blocks(input, path, idx as u64 + 1, progress, |data| {
         parse_block(data, weighted, Some((1, hi)))
     })?;
     let found: u64 = blocks.iter().map(|b| b.edges() as u64).sum();
