@@ -875,7 +875,8 @@ fn collect(
         let Ok(out) = h.take_result() else { continue };
         let output = match out_dir {
             Some(dir) => {
-                let file = crate::out::job_file(dir, planned.iter().map(|p| p.spec.name.as_str()), i);
+                let file =
+                    crate::out::job_file(dir, planned.iter().map(|p| p.spec.name.as_str()), i);
                 write_result(&file, &out)?;
                 Some(file.display().to_string())
             }

@@ -91,9 +91,7 @@ mod tests {
     fn job_names_become_distinct_file_names_inside_the_directory() {
         let dir = Path::new("out");
         let names = ["bfs", "dup", "dup", "../x", "/abs/y", ".hidden", "a b"];
-        let files: Vec<PathBuf> = (0..names.len())
-            .map(|i| job_file(dir, names, i))
-            .collect();
+        let files: Vec<PathBuf> = (0..names.len()).map(|i| job_file(dir, names, i)).collect();
         assert_eq!(files[0], dir.join("bfs.csv"));
         assert_eq!(files[1], dir.join("dup~2.csv"));
         assert_eq!(files[2], dir.join("dup~3.csv"));

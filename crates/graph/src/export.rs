@@ -114,7 +114,10 @@ fn follow_links(path: &Path) -> Result<PathBuf> {
             _ => return Ok(p),
         }
     }
-    Err(GraphError::bad_input(path, "too many levels of symbolic links"))
+    Err(GraphError::bad_input(
+        path,
+        "too many levels of symbolic links",
+    ))
 }
 
 /// The directory holding `path` (`.` for a bare name).
@@ -162,7 +165,10 @@ pub fn write_atomically(
             .map_err(|e| GraphError::io("standard output", e));
     }
     let target = check_target(path)?;
-    remove_stale(parent_dir(&target), &format!(".{}.tmp-", file_name(&target)));
+    remove_stale(
+        parent_dir(&target),
+        &format!(".{}.tmp-", file_name(&target)),
+    );
     let tmp = temp_path(&target);
     let res = (|| {
         let file = File::create(&tmp)?;
@@ -232,7 +238,11 @@ impl Lock {
         let result = (|| {
             for _ in 0..3 {
                 match std::fs::hard_link(&mine, path) {
-                    Ok(()) => return Ok(Lock { path: path.to_path_buf() }),
+                    Ok(()) => {
+                        return Ok(Lock {
+                            path: path.to_path_buf(),
+                        })
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                     Err(e) => return Err(GraphError::io(path, e)),
                 }

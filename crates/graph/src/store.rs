@@ -1052,7 +1052,9 @@ pub fn check_offsets(g: &Graph, path: &Path) -> Result<()> {
     for (name, adj) in [("out", Some(g.out())), ("in", g.inc.as_ref())] {
         let Some(adj) = adj else { continue };
         if let Some(v) = first_decrease(adj.offsets()) {
-            return Err(bad(format!("section {name}-offsets decreases at vertex {v}")));
+            return Err(bad(format!(
+                "section {name}-offsets decreases at vertex {v}"
+            )));
         }
     }
     let n = g.num_vertices();
@@ -1090,7 +1092,10 @@ pub fn check_offsets(g: &Graph, path: &Path) -> Result<()> {
     if let (Some(o), Some(w)) = (&g.old_of_new, &g.new_of_old) {
         below_n(SectionKind::OldOfNew, o)?;
         below_n(SectionKind::NewOfOld, w)?;
-        if (0..n).into_par_iter().any(|v| o[w[v] as usize] as usize != v) {
+        if (0..n)
+            .into_par_iter()
+            .any(|v| o[w[v] as usize] as usize != v)
+        {
             return Err(bad(format!(
                 "sections {} and {} are not inverse permutations",
                 SectionKind::OldOfNew.name(),
@@ -1374,7 +1379,10 @@ mod tests {
             .contains("tile-table"));
         // The structural check alone names the tile.
         let g = open_graph_file(&f).unwrap();
-        assert!(check_offsets(&g, &f).unwrap_err().to_string().contains("tile 1"));
+        assert!(check_offsets(&g, &f)
+            .unwrap_err()
+            .to_string()
+            .contains("tile 1"));
     }
 
     #[test]

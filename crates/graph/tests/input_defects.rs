@@ -77,7 +77,10 @@ fn more_columns_than_an_edge_list_has_are_an_error_naming_the_line() {
     assert!(e.to_string().contains("5 columns"), "{e}");
     // Four columns stay KONECT's `src dst weight timestamp`.
     let p = write(dir.path(), "konect.el", "1 2 1 100\n2 3 1 101\n");
-    assert_eq!(import(&p, &ImportOptions::default()).unwrap().num_edges(), 2);
+    assert_eq!(
+        import(&p, &ImportOptions::default()).unwrap().num_edges(),
+        2
+    );
 }
 
 #[test]
@@ -93,13 +96,22 @@ fn a_graphalytics_vertex_line_with_two_ids_is_an_error() {
 fn a_csv_without_a_header_keeps_its_first_edge() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "plain.csv", "1,2\n2,3\n3,1\n");
-    assert_eq!(import(&p, &ImportOptions::default()).unwrap().num_edges(), 3);
+    assert_eq!(
+        import(&p, &ImportOptions::default()).unwrap().num_edges(),
+        3
+    );
     // A header row is still a header.
     let p = write(dir.path(), "head.csv", "src,dst\n1,2\n2,3\n");
-    assert_eq!(import(&p, &ImportOptions::default()).unwrap().num_edges(), 2);
+    assert_eq!(
+        import(&p, &ImportOptions::default()).unwrap().num_edges(),
+        2
+    );
     // String ids need --no-header to say the first row is data.
     let p = write(dir.path(), "names.csv", "a,b\nb,c\n");
-    assert_eq!(import(&p, &ImportOptions::default()).unwrap().num_edges(), 1);
+    assert_eq!(
+        import(&p, &ImportOptions::default()).unwrap().num_edges(),
+        1
+    );
     let g = import(&p, &csv(|c| c.no_header = true)).unwrap();
     assert_eq!(g.num_edges(), 2);
 }
@@ -165,7 +177,10 @@ fn an_invalid_graphalytics_directed_value_is_an_error_naming_the_file() {
     );
     let e = import(&props, &ImportOptions::default()).unwrap_err();
     let text = e.to_string();
-    assert!(text.contains("g.properties") && text.contains("'yes'"), "{text}");
+    assert!(
+        text.contains("g.properties") && text.contains("'yes'"),
+        "{text}"
+    );
     // FALSE in capitals is still false.
     write(
         dir.path(),
@@ -225,7 +240,10 @@ fn a_graph_directory_without_its_file_is_listed_reported_and_removable() {
     assert_eq!(rows.len(), 1);
     assert!(rows[0].incomplete);
     let e = data.open("g").unwrap_err().to_string();
-    assert!(e.contains("no graph.plx") && e.contains("plexus remove g"), "{e}");
+    assert!(
+        e.contains("no graph.plx") && e.contains("plexus remove g"),
+        "{e}"
+    );
     let e = data
         .save("g", &small_graph(), &Provenance::default(), false)
         .unwrap_err()
@@ -357,7 +375,11 @@ fn temporary_files_of_dead_processes_are_removed_by_the_next_write() {
     std::fs::create_dir(&stale_dir).unwrap();
     std::fs::write(stale_dir.join(GRAPH_FILE), vec![0u8; 1000]).unwrap();
     let stale_out = write(dir.path(), &format!(".out.el.tmp-{dead}"), "half");
-    let live = write(dir.path(), &format!(".out.el.tmp-{}", std::process::id()), "");
+    let live = write(
+        dir.path(),
+        &format!(".out.el.tmp-{}", std::process::id()),
+        "",
+    );
     let data = DataDir::new(dir.path());
     data.save("other", &small_graph(), &Provenance::default(), false)
         .unwrap();
@@ -381,7 +403,10 @@ fn generating_more_than_memory_holds_is_refused_naming_the_size() {
     let t = std::time::Instant::now();
     let e = generate(Generator::Kron, &o).unwrap_err().to_string();
     assert!(t.elapsed().as_secs() < 5, "took {:?}", t.elapsed());
-    assert!(e.contains("GiB") && e.contains("2147483648 vertices"), "{e}");
+    assert!(
+        e.contains("GiB") && e.contains("2147483648 vertices"),
+        "{e}"
+    );
     let e = plexus_graph::generate::generate_edges(Generator::Kron, &o)
         .unwrap_err()
         .to_string();

@@ -62,7 +62,11 @@ fn csv_err(path: &Path, e: csv::Error) -> GraphError {
 /// yes when a column is named by one of its fields; else yes unless the
 /// fields at the id columns (named by index, or 0 and 1) are all integers,
 /// which no header row holds.
-fn first_row_is_header(first: &csv::StringRecord, specs: &[(Option<&str>, usize)], no_header: bool) -> bool {
+fn first_row_is_header(
+    first: &csv::StringRecord,
+    specs: &[(Option<&str>, usize)],
+    no_header: bool,
+) -> bool {
     if no_header {
         return false;
     }
@@ -134,7 +138,10 @@ impl Ids {
             Err(_) => Err(GraphError::parse(
                 file,
                 line,
-                format!("expected an integer vertex id, found '{}' (--ids int was given)", super::text::show(t.as_bytes())),
+                format!(
+                    "expected an integer vertex id, found '{}' (--ids int was given)",
+                    super::text::show(t.as_bytes())
+                ),
             )),
         }
     }
@@ -172,7 +179,11 @@ fn open_table(
     delimiter: u8,
     specs: &[(Option<&str>, usize)],
     no_header: bool,
-) -> Result<(csv::Reader<Input>, csv::StringRecord, Option<csv::StringRecord>)> {
+) -> Result<(
+    csv::Reader<Input>,
+    csv::StringRecord,
+    Option<csv::StringRecord>,
+)> {
     let mut rdr = csv::ReaderBuilder::new()
         .delimiter(if delimiter == 0 { b',' } else { delimiter })
         .has_headers(false)
@@ -194,7 +205,12 @@ fn open_table(
 }
 
 /// Imports a CSV edge table from `input`, opened from `path`.
-pub fn import(input: Input, path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
+pub fn import(
+    input: Input,
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<Graph> {
     let c = &opts.csv;
     progress.begin("reading", None);
     let weight_spec = match (&c.weight_col, opts.weighted) {
@@ -256,7 +272,11 @@ pub fn import(input: Input, path: &Path, opts: &ImportOptions, progress: &dyn Pr
     if count == 0 && ids.node_ints.is_empty() && ids.names.is_empty() {
         return Err(GraphError::bad_input(path, "contains no edges"));
     }
-    finish(ids, path, &opts.build_options(opts.directed.unwrap_or(true)))
+    finish(
+        ids,
+        path,
+        &opts.build_options(opts.directed.unwrap_or(true)),
+    )
 }
 
 /// Adds the ids of the node table `np` to `ids`.

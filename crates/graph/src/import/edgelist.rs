@@ -6,9 +6,7 @@
 //! the fly. Ids are signed 64-bit integers.
 use std::path::Path;
 
-use super::text::{
-    self, parse_blocks, parse_i64, parse_weight, show, BlockError, Input, Parsed,
-};
+use super::text::{self, parse_blocks, parse_i64, parse_weight, show, BlockError, Input, Parsed};
 use super::{map_ids, EdgeBlock, ImportOptions, Progress, VertexSet};
 use crate::{build, Graph, GraphError, Result};
 
