@@ -342,11 +342,16 @@ fn out_problems_are_reported_before_the_computation() {
     let env = Env::new();
     env.ok(&["import", &fixture("tiny.el"), "--name", "g"]);
     std::fs::create_dir(env.root().join("dir.csv")).unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(env.root().join("f.csv"))
+        .status()
+        .unwrap()
+        .success());
     for (out, needle) in [
         ("missing/x.csv", "does not exist"),
         ("dir.csv", "directory"),
         ("x.txt", ".csv or .parquet"),
-        ("/dev/null", "not a regular file"),
+        ("f.csv", "not a regular file"),
     ] {
         let line = env.fail(&["run", "pagerank", "g", "--out", out]);
         assert_contains(&line, &[needle]);
