@@ -131,6 +131,15 @@ pub fn measure(len: usize, repetitions: u32) -> Bandwidth {
 }
 
 pub fn probe(ctx: &Ctx, a: ProbeArgs) -> anyhow::Result<()> {
+    let need = 3 * (a.array_mib << 20);
+    if let Some(have) = plexus_graph::generate::available_memory().filter(|&h| need > h) {
+        anyhow::bail!(
+            "--array-mib {} needs {} for its three arrays; {} is available",
+            a.array_mib,
+            crate::fmt::bytes(need),
+            crate::fmt::bytes(have)
+        );
+    }
     let len = (a.array_mib << 20) as usize / 8;
     let bw = measure(len, a.repetitions);
     if !a.no_store {

@@ -616,3 +616,57 @@ fn generating_a_graph_larger_than_memory_is_refused_at_once_naming_its_size() {
     assert_contains(&line, &["2147483648 vertices", "GiB"]);
     assert!(t.elapsed().as_secs() < 10, "took {:?}", t.elapsed());
 }
+
+// ---------------------------------------------------------------- more of the same classes
+
+#[test]
+fn a_matrix_market_size_line_declaring_more_vertices_than_memory_holds_is_refused() {
+    let env = Env::new();
+    let p = env.write(
+        "huge.mtx",
+        "%%MatrixMarket matrix coordinate pattern general\n4000000000 4000000000 1\n1 2\n",
+    );
+    let out = env.run(&["import", &p, "--name", "g"]);
+    let (_, stderr) = texts(&out);
+    if out.status.success() {
+        // Only a machine with about 150 GiB free imports it.
+        return;
+    }
+    let line = one_error_line(&out, &["import"]);
+    assert_contains(&line, &["huge.mtx:2:", "4000000000 vertices", "GiB"]);
+    assert!(!stderr.contains("memory allocation"), "{stderr}");
+}
+
+#[test]
+fn probe_and_mix_refuse_sizes_that_cannot_fit_before_allocating() {
+    let env = Env::new();
+    let out = env.run(&["probe", "--array-mib", "65536", "--no-store"]);
+    if !out.status.success() {
+        let line = one_error_line(&out, &["probe"]);
+        assert_contains(&line, &["--array-mib 65536", "available"]);
+    }
+    env.ok(&["generate", "kron", "--scale", "5", "--name", "g"]);
+    let line = env.fail(&["mix", "--graph", "g", "--jobs", "100000000000"]);
+    assert_contains(&line, &["--jobs must be 1 to"]);
+}
+
+#[test]
+fn out_inside_a_stored_graph_directory_is_refused() {
+    let env = Env::new();
+    env.ok(&["import", &fixture("tiny.el"), "--name", "g"]);
+    let target = env.data().join("g").join(GRAPH_FILE);
+    let line = env.fail(&["export", "g", "--out", target.to_str().unwrap()]);
+    assert_contains(&line, &["stored graph"]);
+    env.ok(&["info", "g", "--check"]);
+}
+
+#[test]
+fn standard_input_cannot_be_both_the_edges_and_the_node_table() {
+    let env = Env::new();
+    let args = [
+        "import", "-", "--name", "g", "--format", "csv", "--nodes", "-",
+    ];
+    let out = env.run_with_input(&args, b"1,2\n");
+    let line = one_error_line(&out, &args);
+    assert_contains(&line, &["both be standard input"]);
+}

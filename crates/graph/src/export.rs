@@ -44,7 +44,7 @@ pub fn is_stdout(path: &Path) -> bool {
 /// The file a write to `path` replaces, checked before any work: an
 /// existing symlink is followed (its target is written, the link stays);
 /// the target must be a regular file that is not read-only, or not exist
-/// in a directory that exists and is writable. Standard output (`-`) is
+/// in a directory that exists, is writable and is not a stored graph's. Standard output (`-`) is
 /// returned as it is.
 pub fn check_target(path: &Path) -> Result<PathBuf> {
     if is_stdout(path) {
@@ -75,6 +75,12 @@ pub fn check_target(path: &Path) -> Result<PathBuf> {
         Err(e) => return Err(GraphError::io(path, e)),
     }
     let dir = parent_dir(&target);
+    if dir.join(crate::store::GRAPH_FILE).is_file() {
+        return Err(GraphError::bad_input(
+            path,
+            "is inside the directory of a stored graph; write it elsewhere",
+        ));
+    }
     if !dir.is_dir() {
         return Err(GraphError::bad_input(
             path,

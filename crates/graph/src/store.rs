@@ -281,9 +281,11 @@ impl DataDir {
             let _ = fs::remove_dir_all(&tmp);
         }
         result?;
+        let t = std::time::Instant::now();
         let graph_file = final_dir.join(GRAPH_FILE);
         check_graph_file(&graph_file)?;
         record_verified(&graph_file);
+        crate::trace::phase("verify", t);
         Ok(final_dir)
     }
 
@@ -338,12 +340,16 @@ impl DataDir {
                 dir: self.root.clone(),
             });
         }
+        let t = std::time::Instant::now();
         let g = open_graph_file(&path)?;
         if !is_verified(&path) {
             check_graph_file(&path)?;
             record_verified(&path);
+            crate::trace::phase("open: full verification", t);
         }
+        let t = std::time::Instant::now();
         check_offsets(&g, &path)?;
+        crate::trace::phase("open: structural checks", t);
         Ok(g)
     }
 
@@ -1383,6 +1389,36 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("tile 1"));
+    }
+
+    #[test]
+    fn a_failed_write_names_the_graph_not_its_temporary_directory() {
+        let full = std::io::Error::from_raw_os_error(28);
+        let e = GraphError::io(Path::new("/d/.tmp-g-7/graph.plx"), full);
+        let e = rename_error_path(e, Path::new("/d/.tmp-g-7"), Path::new("/d/g"));
+        let text = e.to_string();
+        assert!(text.starts_with("/d/g/graph.plx: "), "{text}");
+        assert!(!text.contains(".tmp-"), "{text}");
+    }
+
+    #[test]
+    fn a_changed_file_recorded_as_verified_still_fails_the_structural_checks() {
+        let (_dir, dd, f) = saved_sample();
+        let h = read_header(&f).unwrap();
+        let off = h
+            .sections
+            .iter()
+            .find(|e| e.kind == SectionKind::OutOffsets)
+            .unwrap()
+            .offset as usize;
+        let mut b = fs::read(&f).unwrap();
+        // offsets[1] far beyond offsets[2]: decreasing.
+        b[off + 8 + 6] = 0x7f;
+        fs::write(&f, &b).unwrap();
+        // As if the disk had changed under an unchanged record.
+        record_verified(&f);
+        let e = dd.open("g").unwrap_err().to_string();
+        assert!(e.contains("section out-offsets decreases"), "{e}");
     }
 
     #[test]

@@ -212,6 +212,11 @@ pub fn import(
     progress: &dyn Progress,
 ) -> Result<Graph> {
     let c = &opts.csv;
+    if super::text::is_stdin(path) && c.nodes.as_deref().is_some_and(super::text::is_stdin) {
+        return Err(GraphError::InvalidArgument(
+            "the edges and the node table cannot both be standard input".into(),
+        ));
+    }
     progress.begin("reading", None);
     let weight_spec = match (&c.weight_col, opts.weighted) {
         (Some(w), _) => Some(w.as_str()),

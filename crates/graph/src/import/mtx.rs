@@ -10,6 +10,11 @@ use super::text::{self, parse_blocks, Input};
 use super::{map_ids, ImportOptions, Progress, VertexSet};
 use crate::{build, Graph, GraphError, Result};
 
+/// A lower bound on the import's memory per declared vertex: the vertex
+/// set (8 B), the id lookup (5 B), and the offsets and maps of the stored
+/// graph (at least 24 B).
+const BYTES_PER_VERTEX: u64 = 40;
+
 /// Imports a Matrix Market file from `input`, opened from `path`.
 pub fn import(
     mut input: Input,
@@ -105,6 +110,21 @@ pub fn import(
             count: n,
             limit: crate::MAX_VERTICES - 1,
         });
+    }
+    // Every declared vertex is one (isolated ones too): refuse a size
+    // line whose vertices cannot fit before allocating for them.
+    let need = n.saturating_mul(BYTES_PER_VERTEX);
+    if let Some(have) = crate::generate::available_memory().filter(|&h| need > h) {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(GraphError::parse(
+            path,
+            idx as u64 + 1,
+            format!(
+                "the size line declares {n} vertices, which need at least {:.1} GiB of memory; {:.1} GiB is available",
+                gib(need),
+                gib(have)
+            ),
+        ));
     }
     // Entries: value column required for integer/real.
     let hi = n as i64;
