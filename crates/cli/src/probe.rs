@@ -151,9 +151,8 @@ pub fn probe(ctx: &Ctx, a: ProbeArgs) -> anyhow::Result<()> {
         let tmp = root.join(format!("{prefix}{}", std::process::id()));
         std::fs::write(&tmp, serde_json::to_string_pretty(&bw)?)
             .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| {
+            .inspect_err(|_| {
                 let _ = std::fs::remove_file(&tmp);
-                e
             })
             .with_context(|| format!("writing {}", path.display()))?;
     }

@@ -108,7 +108,7 @@ impl Ids {
         k
     }
     /// Switches to string ids, converting the integers read so far.
-    fn to_strings(&mut self) {
+    fn switch_to_strings(&mut self) {
         let ints: Vec<i64> = match &self.block.ids {
             BlockIds::Small(v) => v.iter().map(|&x| x as i64).collect(),
             BlockIds::Wide(v) => v.clone(),
@@ -132,7 +132,7 @@ impl Ids {
         match t.parse::<i64>() {
             Ok(x) => Ok(Some(x)),
             Err(_) if self.kind == IdType::Auto => {
-                self.to_strings();
+                self.switch_to_strings();
                 Ok(None)
             }
             Err(_) => Err(GraphError::parse(
