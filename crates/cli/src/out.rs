@@ -41,8 +41,20 @@ pub fn check(path: &Path, extensions: &[&str]) -> anyhow::Result<()> {
 
 /// The file a write to `path` replaces: `path`, or an existing symlink's
 /// target; refused when it is not a writable regular file or new file.
+/// Removes the temporary files of that name left by dead processes.
 pub fn resolve(path: &Path) -> anyhow::Result<PathBuf> {
-    Ok(plexus_graph::export::check_target(path)?)
+    let target = plexus_graph::export::check_target(path)?;
+    // Temporary files of this name (`.NAME.tmp-PID`) left by dead processes.
+    if let (Some(dir), Some(name)) = (target.parent(), target.file_name()) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let prefix = format!(".{}.tmp-", name.to_string_lossy());
+        plexus_graph::export::remove_stale(dir, &prefix);
+    }
+    Ok(target)
 }
 
 /// Whether a job name can be a file name as it is: letters, digits, `-`,

@@ -407,10 +407,19 @@ impl DataDir {
     }
 
     /// Removes graph `name`, or an incomplete graph directory of that name
-    /// when it holds only the files a graph has (nothing else is deleted).
+    /// when it holds only the files a graph has (nothing else is deleted);
+    /// refused while another process writes it.
     pub fn remove(&self, name: &str) -> Result<()> {
         valid_name(name)?;
         let dir = self.graph_dir(name);
+        let _lock = if dir.exists() {
+            Some(crate::export::Lock::acquire(
+                &self.root.join(format!(".lock-{name}")),
+                &format!("graph '{name}'"),
+            )?)
+        } else {
+            None
+        };
         if !dir.join(GRAPH_FILE).is_file() {
             if !self.is_incomplete(name) {
                 return Err(GraphError::UnknownGraph {
