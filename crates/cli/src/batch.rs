@@ -869,7 +869,8 @@ fn collect(
         let Ok(out) = h.take_result() else { continue };
         let output = match out_dir {
             Some(dir) => {
-                let file = dir.join(format!("{}.csv", planned[i].spec.name));
+                let file =
+                    crate::out::job_file(dir, planned.iter().map(|p| p.spec.name.as_str()), i);
                 write_result(&file, &out)?;
                 Some(file.display().to_string())
             }

@@ -7,7 +7,7 @@ use clap::Args;
 use plexus_graph::export::ExportFormat;
 use plexus_graph::generate::{GenOptions, Generator};
 use plexus_graph::import::{CsvOptions, IdType};
-use plexus_graph::store::{check_graph_file, dir_size, read_header, GRAPH_FILE};
+use plexus_graph::store::{dir_size, read_header, GRAPH_FILE};
 use plexus_graph::{
     DataDir, DegreeSummary, DuplicatePolicy, Format, Graph, ImportOptions, LoopPolicy, OrderChoice,
     Provenance,
@@ -25,13 +25,15 @@ pub struct Ctx {
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// Input file: edge list (.el/.wel/.txt, optionally .gz/.zst), Matrix Market (.mtx),
-    /// CSV (.csv) or Graphalytics (.e with .v beside it, or .properties).
+    /// Input file: edge list (.el/.wel/.txt), Matrix Market (.mtx), CSV (.csv) or Graphalytics
+    /// (.e with .v beside it, or .properties); gzip or zstd compressed or not (told by the
+    /// content). `-` reads standard input; FIFOs and process substitutions work too.
     pub input: PathBuf,
     /// Name of the stored graph.
     #[arg(long)]
     pub name: String,
-    /// Input format (default: from the file name): edgelist, mtx, csv, graphalytics.
+    /// Input format (default: from the file name, else from the content): edgelist, mtx, csv,
+    /// graphalytics.
     #[arg(long)]
     pub format: Option<Format>,
     /// Store both directions of every edge (an undirected graph).
@@ -40,7 +42,8 @@ pub struct ImportArgs {
     /// Force a directed graph (overrides Matrix Market `symmetric` or Graphalytics properties).
     #[arg(long)]
     pub directed: bool,
-    /// Read edge weights (third column of an edge list; implied by .wel, mtx integer/real, --weight-col).
+    /// Read edge weights: the third column of an edge list or CSV (implied by .wel, mtx
+    /// integer/real, --weight-col).
     #[arg(long)]
     pub weighted: bool,
     /// Self-loops: keep or drop.
@@ -67,12 +70,17 @@ pub struct ImportArgs {
     /// CSV: id column of the node table (default 0).
     #[arg(long)]
     pub node_col: Option<String>,
-    /// CSV: field delimiter (one character).
-    #[arg(long, default_value = ",")]
-    pub delimiter: char,
-    /// CSV: vertex ids are `int` (64-bit integers) or `string`.
-    #[arg(long, default_value = "int", value_parser = ["int", "string"])]
+    /// CSV: field delimiter (one ASCII character; default `,`).
+    #[arg(long)]
+    pub delimiter: Option<char>,
+    /// CSV: vertex ids are `int` (64-bit integers), `string`, or `auto` (integers unless one
+    /// id is not).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "int", "string"])]
     pub ids: String,
+    /// CSV: the first row is an edge, not a header (a first row of integer ids is taken as
+    /// an edge without it).
+    #[arg(long)]
+    pub no_header: bool,
     /// Replace an existing graph of the same name.
     #[arg(long)]
     pub force: bool,
@@ -122,7 +130,8 @@ pub struct GenerateArgs {
     /// Store under this name (default: e.g. kron18).
     #[arg(long, conflicts_with = "out")]
     pub name: Option<String>,
-    /// Write an edge list file instead of storing (`.wel` content if weighted).
+    /// Write an edge list file instead of storing (`.wel` content if weighted; `-` for
+    /// standard output).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Replace an existing graph of the same name.
@@ -146,7 +155,8 @@ pub struct InfoArgs {
 pub struct ExportArgs {
     /// Name of the stored graph.
     pub name: String,
-    /// Output file (for graphalytics: the .e file; .v and .properties are written beside it).
+    /// Output file (for graphalytics: the .e file; .v and .properties are written beside it);
+    /// `-` writes an edge list or CSV to standard output.
     #[arg(long)]
     pub out: PathBuf,
     /// Format: edgelist (default), csv or graphalytics (keeps isolated vertices).
@@ -167,17 +177,38 @@ pub struct RemoveArgs {
     pub name: String,
 }
 
-pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
-    if ctx.data.exists(&a.name) && !a.force {
+/// Fails early, before any work, when `name` cannot be written: invalid,
+/// taken (unless `force`), or an incomplete graph directory.
+fn check_name_free(ctx: &Ctx, name: &str, force: bool) -> anyhow::Result<()> {
+    plexus_graph::store::check_name(name)?;
+    if force {
+        return Ok(());
+    }
+    if ctx.data.exists(name) {
         bail!(
-            "a graph named '{}' already exists in {} (use --force to replace it)",
-            a.name,
+            "a graph named '{name}' already exists in {} (use --force to replace it)",
             ctx.data.root().display()
         );
     }
-    if !a.delimiter.is_ascii() {
-        bail!("--delimiter must be one ASCII character");
+    if ctx.data.is_incomplete(name) {
+        // The store's own message says how to remove or replace it.
+        return Err(ctx.data.open(name).err().map_or_else(
+            || anyhow::anyhow!("'{name}' is an incomplete graph directory"),
+            Into::into,
+        ));
     }
+    Ok(())
+}
+
+pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
+    check_name_free(ctx, &a.name, a.force)?;
+    let delimiter = match a.delimiter {
+        Some(c) if !c.is_ascii() || c == '\n' || c == '"' => {
+            bail!("--delimiter must be one ASCII character other than a newline or a quote")
+        }
+        Some(c) => c as u8,
+        None => 0,
+    };
     let opts = ImportOptions {
         format: a.format,
         directed: if a.undirected {
@@ -197,12 +228,13 @@ pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
             weight_col: a.weight_col.clone(),
             nodes: a.nodes.clone(),
             node_col: a.node_col.clone(),
-            delimiter: a.delimiter as u8,
-            ids: if a.ids == "string" {
-                IdType::Str
-            } else {
-                IdType::Int
+            delimiter,
+            ids: match a.ids.as_str() {
+                "string" => IdType::Str,
+                "int" => IdType::Int,
+                _ => IdType::Auto,
             },
+            no_header: a.no_header,
         },
     };
     let t = Instant::now();
@@ -281,6 +313,7 @@ pub fn generate(ctx: &Ctx, a: GenerateArgs) -> anyhow::Result<()> {
     let (kind, o) = gen_options(&a);
     let t = Instant::now();
     if let Some(out) = &a.out {
+        crate::out::check(out, &[])?;
         let (n, buf, _) = plexus_graph::generate::generate_edges(kind, &o)?;
         plexus_graph::export::write_atomically(out, |w| {
             for i in 0..buf.len() {
@@ -291,25 +324,26 @@ pub fn generate(ctx: &Ctx, a: GenerateArgs) -> anyhow::Result<()> {
             }
             Ok(())
         })?;
-        println!(
+        let msg = format!(
             "wrote {} edges on {} vertex ids to {} in {}",
             thousands(buf.len() as u64),
             thousands(n as u64),
             out.display(),
             secs(t.elapsed().as_secs_f64())
         );
+        // The edges went to standard output: the summary goes beside them.
+        if crate::out::is_stdout(out) {
+            eprintln!("{msg}");
+        } else {
+            println!("{msg}");
+        }
         return Ok(());
     }
     let name = a.name.clone().unwrap_or_else(|| match kind {
         Generator::Grid2d { width, height } => format!("grid{width}x{height}"),
         _ => format!("{}{}", a.kind, a.scale),
     });
-    if ctx.data.exists(&name) && !a.force {
-        bail!(
-            "a graph named '{name}' already exists in {} (use --force to replace it)",
-            ctx.data.root().display()
-        );
-    }
+    check_name_free(ctx, &name, a.force)?;
     let g = plexus_graph::generate::generate(kind, &o)?;
     let build = t.elapsed().as_secs_f64();
     let prov = Provenance {
@@ -361,19 +395,12 @@ fn stats_of(g: &Graph, d: DegreeSummary) -> DegreeStats {
 
 pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     if a.check {
-        if !ctx.data.exists(&a.name) {
-            return Err(plexus_graph::GraphError::UnknownGraph {
-                name: a.name.clone(),
-                dir: ctx.data.root().to_path_buf(),
-            }
-            .into());
-        }
-        check_graph_file(&ctx.data.graph_dir(&a.name).join(GRAPH_FILE))?;
+        ctx.data.check(&a.name)?;
     }
-    // The header, maps and an O(n) check of the offsets (so a corrupt
-    // store is reported here, not later); the degree statistics come from
-    // the summary stored at save (computed once for older stores).
-    let g = ctx.data.open_checked(&a.name)?;
+    // The header, maps and the checks of every open (so a corrupt store
+    // is reported here, not later); the degree statistics come from the
+    // summary stored at save (computed once for older stores).
+    let g = ctx.data.open(&a.name)?;
     let m = g.meta();
     let st = match ctx.data.degree_summary(&a.name) {
         Some(d) if d.top.iter().all(|&(v, _)| (v as usize) < g.num_vertices()) => stats_of(&g, d),
@@ -455,17 +482,27 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
 }
 
 pub fn export(ctx: &Ctx, a: ExportArgs) -> anyhow::Result<()> {
+    let to_stdout = crate::out::is_stdout(&a.out);
+    if to_stdout && a.format == ExportFormat::Graphalytics {
+        bail!("--format graphalytics writes three files (.v, .e, .properties), not standard output; use --format edgelist or csv");
+    }
+    crate::out::check(&a.out, &[])?;
     let g = ctx.data.open(&a.name)?;
     let t = Instant::now();
     let files = plexus_graph::export::export(&g, &a.out, a.format)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    println!(
+    let msg = format!(
         "exported '{}' ({} edges) to {} in {}",
         a.name,
         thousands(g.num_edges()),
         names.join(", "),
         secs(t.elapsed().as_secs_f64())
     );
+    if to_stdout {
+        eprintln!("{msg}");
+    } else {
+        println!("{msg}");
+    }
     if a.format == ExportFormat::EdgeList || a.format == ExportFormat::Csv {
         let isolated = (0..g.num_vertices() as u32)
             .filter(|&v| g.out_degree(v) == 0 && g.in_degree(v) == 0)
@@ -498,6 +535,13 @@ pub fn list(ctx: &Ctx, a: ListArgs) -> anyhow::Result<()> {
         "name", "vertices", "edges", "directed", "weighted", "size"
     );
     for r in rows {
+        if r.incomplete {
+            println!(
+                "{:<24} incomplete: no graph.plx (`plexus remove {}` deletes it)",
+                r.name, r.name
+            );
+            continue;
+        }
         println!(
             "{:<24} {:>14} {:>16} {:>10} {:>9} {:>10}",
             r.name,

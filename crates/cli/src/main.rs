@@ -1,7 +1,10 @@
 //! `plexus`: the command-line face of the Plexus graph engine.
 //!
 //! Every failure prints one line `error: …` on stderr and exits with status
-//! 2; nothing is half-written (outputs go to temporary files renamed on success).
+//! 2 (a usage error prints clap's whole message: the line, the usage and
+//! any suggestion); nothing is half-written (outputs go to temporary files
+//! renamed on success). A closed standard output (`plexus mix … | head`)
+//! ends the command quietly with status 0.
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,6 +16,7 @@ mod demo;
 mod fmt;
 mod graph_cmds;
 mod mix;
+mod out;
 mod probe;
 mod profile;
 mod progress;
@@ -22,7 +26,13 @@ mod simulate;
 /// Plexus: a graph analytics engine. Stores graphs under a data directory
 /// and runs analytics on them.
 #[derive(Parser, Debug)]
-#[command(name = "plexus", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "plexus",
+    version,
+    long_about = None,
+    propagate_version = true,
+    arg_required_else_help = true
+)]
 pub struct Cli {
     /// Data directory holding the stored graphs.
     #[arg(
@@ -32,8 +42,8 @@ pub struct Cli {
         default_value = "./plexus-data"
     )]
     pub data_dir: PathBuf,
-    /// Worker threads (0 = all cores). One per allowed CPU pins each to its own CPU; any other
-    /// count runs every worker on all the allowed CPUs.
+    /// Worker threads (0 = all cores; at most 8 per CPU). One per allowed CPU pins each to its
+    /// own CPU; any other count runs every worker on all the allowed CPUs.
     #[arg(long, global = true, default_value_t = 0)]
     pub threads: usize,
     /// No progress bars.
@@ -75,6 +85,15 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
 }
 
+/// Most worker threads per CPU: more only adds start-up time and memory.
+const MAX_THREADS_PER_CPU: usize = 8;
+
+/// Whether a panic message is the standard library's report of a write to
+/// a closed standard output.
+fn is_closed_stdout(msg: &str) -> bool {
+    msg.contains("failed printing to stdout") && msg.contains("Broken pipe")
+}
+
 fn main() -> ExitCode {
     // A bug must still end in one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
@@ -84,6 +103,9 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown".into());
+        if is_closed_stdout(&msg) {
+            std::process::exit(0);
+        }
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
@@ -93,10 +115,11 @@ fn main() -> ExitCode {
         );
         std::process::exit(2);
     }));
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    cli.threads = capped_threads(cli.threads);
     let threads = cli.threads;
     // The command runs on a pool of its own on the process's CPUs: one CPU
     // per worker when it has one worker per CPU, else every worker on all
@@ -116,32 +139,64 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text(&e));
             ExitCode::from(2)
         }
     }
 }
 
-/// Help and version go to stdout as clap prints them; a usage error becomes
-/// one line `error: …` and exit status 2.
+/// `--threads`, capped at [`MAX_THREADS_PER_CPU`] per CPU with a note.
+fn capped_threads(threads: usize) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cap = MAX_THREADS_PER_CPU * cpus;
+    if threads > cap {
+        eprintln!(
+            "note: --threads {threads} is capped at {cap} ({MAX_THREADS_PER_CPU} per CPU, {cpus} CPUs)"
+        );
+        cap
+    } else {
+        threads
+    }
+}
+
+/// Whether `e` comes from writing to a closed pipe.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The error and its causes on one line, each cause once: a cause whose
+/// text the line already holds (an I/O error a message quotes) is not
+/// repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if text.contains(&c) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&c);
+    }
+    text
+}
+
+/// Help and version go to stdout as clap prints them; a usage error is
+/// clap's whole message (what is wrong, the usage, any "did you mean" or
+/// possible values) on stderr, and exit status 2; bare `plexus` prints the
+/// help on stderr, with status 2.
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
+    let _ = e.print();
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = e.print();
-            ExitCode::SUCCESS
-        }
-        _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("error: {first} (see --help)");
-            ExitCode::from(2)
-        }
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+        _ => ExitCode::from(2),
     }
 }
 

@@ -13,6 +13,9 @@ use crate::graph_cmds::Ctx;
 /// Algorithms a mix may contain, in the order the round-robin uses.
 pub const MIX_ALGORITHMS: [&str; 5] = ["pagerank", "bfs", "sssp", "wcc", "cdlp"];
 
+/// Most jobs in one mix (the file is built in memory: about 100 B a job).
+pub const MAX_JOBS: usize = 10_000_000;
+
 /// Default PageRank iterations in a mix (fixed, as GraphM's evaluation runs them).
 pub const DEFAULT_PR_ITERATIONS: usize = 20;
 
@@ -48,8 +51,8 @@ pub struct MixArgs {
 }
 
 pub fn mix(ctx: &Ctx, a: MixArgs) -> anyhow::Result<()> {
-    if a.jobs == 0 {
-        bail!("--jobs must be at least 1");
+    if a.jobs == 0 || a.jobs > MAX_JOBS {
+        bail!("--jobs must be 1 to {MAX_JOBS}, got {}", a.jobs);
     }
     if let Some(l) = a.poisson {
         if !(l > 0.0 && l.is_finite()) {

@@ -131,15 +131,29 @@ pub fn measure(len: usize, repetitions: u32) -> Bandwidth {
 }
 
 pub fn probe(ctx: &Ctx, a: ProbeArgs) -> anyhow::Result<()> {
+    let need = 3 * (a.array_mib << 20);
+    if let Some(have) = plexus_graph::generate::available_memory().filter(|&h| need > h) {
+        anyhow::bail!(
+            "--array-mib {} needs {} for its three arrays; {} is available",
+            a.array_mib,
+            crate::fmt::bytes(need),
+            crate::fmt::bytes(have)
+        );
+    }
     let len = (a.array_mib << 20) as usize / 8;
     let bw = measure(len, a.repetitions);
     if !a.no_store {
         let root = ctx.data.root();
         std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
         let path = root.join(MACHINE_FILE);
-        let tmp = root.join(format!(".{MACHINE_FILE}.tmp"));
+        let prefix = format!(".{MACHINE_FILE}.tmp-");
+        plexus_graph::export::remove_stale(root, &prefix);
+        let tmp = root.join(format!("{prefix}{}", std::process::id()));
         std::fs::write(&tmp, serde_json::to_string_pretty(&bw)?)
             .and_then(|()| std::fs::rename(&tmp, &path))
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(&tmp);
+            })
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if a.json {

@@ -893,6 +893,7 @@ pub fn write_parquet(
 ) -> anyhow::Result<()> {
     use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
     use std::sync::Arc;
+    let path = &crate::out::resolve(path)?;
     let mut cols: Vec<(String, ArrayRef)> = vec![("id".into(), id_array(g, |v| Some(v as u32)))];
     for (name, c) in &o.columns {
         let arr: ArrayRef = match c {
@@ -940,13 +941,7 @@ pub fn write_parquet(
 
 pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.out {
-        let ext = out
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
-        if ext != "csv" && ext != "parquet" {
-            bail!("{}: --out must name a .csv or .parquet file", out.display());
-        }
+        crate::out::check(out, &["csv", "parquet"])?;
     }
     let t = Instant::now();
     let g = ctx.data.open_checked(&a.graph)?;

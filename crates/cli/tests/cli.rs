@@ -550,7 +550,7 @@ fn non_numeric_token_fails_naming_file_and_line() {
     import_fails(
         &env,
         &fixture("bad_non_numeric.csv"),
-        &[],
+        &["--ids", "int"],
         "bad_non_numeric.csv",
         Some(3),
         "'x'",
@@ -903,14 +903,20 @@ fn bad_option_values_exit_with_status_two_and_an_error_line() {
 }
 
 #[test]
-fn bad_option_values_print_exactly_one_line() {
+fn bad_option_values_print_one_error_line_then_clap_usage_help() {
     let env = Env::new();
     for args in [
         vec!["import", "x.el", "--name", "g", "--order", "zigzag"],
         vec!["frobnicate"],
     ] {
         let out = env.run(&args);
-        clean_failure(&out, &args);
+        let (_, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_no_panic(&stderr);
+        let errors = stderr.lines().filter(|l| l.starts_with("error:")).count();
+        assert_eq!(errors, 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(stderr.contains("--help"), "{args:?}: {stderr}");
     }
 }
 

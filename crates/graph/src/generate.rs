@@ -98,6 +98,7 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
                     MAX_VERTICES - 1
                 ))
             })?;
+        check_fits(kind, o, false)?;
         let mut src = Vec::new();
         let mut dst = Vec::new();
         for y in 0..height {
@@ -138,6 +139,7 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
         ));
     }
     let n = 1u64 << o.scale;
+    check_fits(kind, o, false)?;
     let m = n * o.edge_factor;
     let blocks = m.div_ceil(BLOCK);
     let (ab, abc) = (o.a + o.b, o.a + o.b + o.c);
@@ -204,8 +206,74 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
     ))
 }
 
-/// Generates a graph.
+/// Vertices and edges `kind` generates with `o`, before dropping
+/// self-loops and duplicates (saturating, so absurd requests stay absurd).
+pub fn planned_size(kind: Generator, o: &GenOptions) -> (u64, u64) {
+    match kind {
+        Generator::Grid2d { width, height } => {
+            let n = width.saturating_mul(height);
+            (n, n.saturating_mul(2))
+        }
+        _ => {
+            let n = 1u64.checked_shl(o.scale).unwrap_or(u64::MAX);
+            (n, n.saturating_mul(o.edge_factor))
+        }
+    }
+}
+
+/// A lower bound on the peak memory of generating `kind` with `o`: the
+/// edge pairs and their permuted copy (16 B an edge, 8 more with
+/// weights) and the permutation; with `build`, also building the stored
+/// graph (the edge buffer beside two arcs an edge, 8 B each with their
+/// sort scratch, 16 with weights, and 32 B a vertex of offsets and maps).
+pub fn estimate_peak_bytes(kind: Generator, o: &GenOptions, build: bool) -> u64 {
+    let (n, m) = planned_size(kind, o);
+    let w = if o.max_weight.is_some() { 8 } else { 0 };
+    let generate = m.saturating_mul(16 + w).saturating_add(n.saturating_mul(4));
+    if !build {
+        return generate;
+    }
+    let per_edge = 8 + w + 2 * (8 + 2 * w);
+    generate.max(
+        m.saturating_mul(per_edge)
+            .saturating_add(n.saturating_mul(32)),
+    )
+}
+
+/// The memory available to a new allocation (Linux `MemAvailable`), if known.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuses a generation whose [`estimate_peak_bytes`] exceeds the
+/// available memory, naming both, before anything is allocated.
+pub fn check_fits(kind: Generator, o: &GenOptions, build: bool) -> Result<()> {
+    if !matches!(kind, Generator::Grid2d { .. }) && !(1..32).contains(&o.scale) {
+        // Out of range: `generate_edges` says so.
+        return Ok(());
+    }
+    let need = estimate_peak_bytes(kind, o, build);
+    let Some(have) = available_memory() else {
+        return Ok(());
+    };
+    if need > have {
+        let (n, m) = planned_size(kind, o);
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(GraphError::InvalidArgument(format!(
+            "{n} vertices and {m} edges need at least {:.1} GiB of memory; {:.1} GiB is available (use a smaller --scale or --edge-factor)",
+            gib(need),
+            gib(have)
+        )));
+    }
+    Ok(())
+}
+
+/// Generates a graph (refused first when it cannot fit in memory).
 pub fn generate(kind: Generator, o: &GenOptions) -> Result<Graph> {
+    check_fits(kind, o, true)?;
     let (n, buf, directed) = generate_edges(kind, o)?;
     let (self_loops, duplicates) = if o.keep_multi {
         (LoopPolicy::Keep, DuplicatePolicy::Keep)

@@ -181,6 +181,14 @@ pub struct GraphEntry {
     pub directed: bool,
     pub weighted: bool,
     pub bytes_on_disk: u64,
+    /// A directory without its `graph.plx` ([`DataDir::is_incomplete`]).
+    pub incomplete: bool,
+}
+
+/// Checks that `name` can name a graph: letters, digits, `-`, `_` and `.`,
+/// not starting with `.` (so never `..` or a path), at most 128 bytes.
+pub fn check_name(name: &str) -> Result<()> {
+    valid_name(name)
 }
 
 fn valid_name(name: &str) -> Result<()> {
@@ -212,22 +220,52 @@ impl DataDir {
     pub fn graph_dir(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
-    /// Whether graph `name` exists.
+    /// Whether graph `name` exists (an invalid name never does).
     pub fn exists(&self, name: &str) -> bool {
-        self.graph_dir(name).join(GRAPH_FILE).is_file()
+        valid_name(name).is_ok() && self.graph_dir(name).join(GRAPH_FILE).is_file()
     }
 
-    /// Writes `g` as graph `name`. Fails if it exists unless `replace`.
+    /// Whether `name` is a directory of the data directory without its
+    /// `graph.plx`: a graph whose write did not finish, or damaged.
+    pub fn is_incomplete(&self, name: &str) -> bool {
+        let dir = self.graph_dir(name);
+        valid_name(name).is_ok() && dir.is_dir() && !dir.join(GRAPH_FILE).exists()
+    }
+
+    fn incomplete(&self, name: &str) -> GraphError {
+        GraphError::corrupt(
+            self.graph_dir(name),
+            format!(
+                "the graph directory has no {GRAPH_FILE} (an unfinished or damaged graph): `plexus remove {name}` deletes it, importing with --force replaces it"
+            ),
+        )
+    }
+
+    /// Writes `g` as graph `name`. Fails if it exists unless `replace`, or
+    /// while another process writes the same name. A write that fails
+    /// leaves nothing; stale temporary files of dead processes are removed
+    /// first. The file is verified ([`check_graph_file`]) once written.
     pub fn save(&self, name: &str, g: &Graph, prov: &Provenance, replace: bool) -> Result<PathBuf> {
         valid_name(name)?;
-        let final_dir = self.graph_dir(name);
-        if final_dir.exists() && !replace {
-            return Err(GraphError::GraphExists {
-                name: name.into(),
-                dir: self.root.clone(),
-            });
-        }
         fs::create_dir_all(&self.root).map_err(|e| GraphError::io(&self.root, e))?;
+        crate::export::remove_stale(&self.root, ".tmp-");
+        crate::export::remove_stale(&self.root, ".trash-");
+        let _lock = crate::export::Lock::acquire(
+            &self.root.join(format!(".lock-{name}")),
+            &format!("graph '{name}'"),
+        )?;
+        let final_dir = self.graph_dir(name);
+        if !replace {
+            if self.is_incomplete(name) {
+                return Err(self.incomplete(name));
+            }
+            if final_dir.exists() {
+                return Err(GraphError::GraphExists {
+                    name: name.into(),
+                    dir: self.root.clone(),
+                });
+            }
+        }
         let tmp = self
             .root
             .join(format!(".tmp-{name}-{}", std::process::id()));
@@ -235,54 +273,108 @@ impl DataDir {
             fs::remove_dir_all(&tmp).map_err(|e| GraphError::io(&tmp, e))?;
         }
         fs::create_dir(&tmp).map_err(|e| GraphError::io(&tmp, e))?;
-        let result = (|| {
-            write_graph_file(&tmp.join(GRAPH_FILE), g)?;
-            let meta_path = tmp.join(META_FILE);
-            let text = serde_json::to_string_pretty(prov)
-                .map_err(|e| GraphError::io(&meta_path, std::io::Error::other(e)))?;
-            fs::write(&meta_path, text).map_err(|e| GraphError::io(&meta_path, e))?;
-            let degrees_path = tmp.join(DEGREES_FILE);
-            let text = serde_json::to_string_pretty(&g.degree_summary())
-                .map_err(|e| GraphError::io(&degrees_path, std::io::Error::other(e)))?;
-            fs::write(&degrees_path, text).map_err(|e| GraphError::io(&degrees_path, e))?;
-            if final_dir.exists() {
-                let trash = self
-                    .root
-                    .join(format!(".trash-{name}-{}", std::process::id()));
-                fs::rename(&final_dir, &trash).map_err(|e| GraphError::io(&final_dir, e))?;
-                fs::rename(&tmp, &final_dir).map_err(|e| GraphError::io(&final_dir, e))?;
-                fs::remove_dir_all(&trash).map_err(|e| GraphError::io(&trash, e))?;
-            } else {
-                fs::rename(&tmp, &final_dir).map_err(|e| GraphError::io(&final_dir, e))?;
-            }
-            if let Ok(d) = File::open(&self.root) {
-                let _ = d.sync_all();
-            }
-            Ok(final_dir.clone())
-        })();
+        let result = self
+            .write_into(&tmp, g, prov)
+            .map_err(|e| rename_error_path(e, &tmp, &final_dir))
+            .and_then(|()| self.publish(name, &tmp, &final_dir));
         if result.is_err() {
             let _ = fs::remove_dir_all(&tmp);
         }
-        result
+        result?;
+        let t = std::time::Instant::now();
+        let graph_file = final_dir.join(GRAPH_FILE);
+        check_graph_file(&graph_file)?;
+        record_verified(&graph_file);
+        crate::trace::phase("verify", t);
+        Ok(final_dir)
     }
 
-    /// Opens graph `name` read-only (memory-mapped, O(1) in the graph size).
+    /// Writes the graph's files into the directory `tmp`.
+    fn write_into(&self, tmp: &Path, g: &Graph, prov: &Provenance) -> Result<()> {
+        write_graph_file(&tmp.join(GRAPH_FILE), g)?;
+        let meta_path = tmp.join(META_FILE);
+        let text = serde_json::to_string_pretty(prov)
+            .map_err(|e| GraphError::io(&meta_path, std::io::Error::other(e)))?;
+        fs::write(&meta_path, text).map_err(|e| GraphError::io(&meta_path, e))?;
+        let degrees_path = tmp.join(DEGREES_FILE);
+        let text = serde_json::to_string_pretty(&g.degree_summary())
+            .map_err(|e| GraphError::io(&degrees_path, std::io::Error::other(e)))?;
+        fs::write(&degrees_path, text).map_err(|e| GraphError::io(&degrees_path, e))
+    }
+
+    /// Renames the written directory `tmp` to `final_dir`, replacing what
+    /// is there.
+    fn publish(&self, name: &str, tmp: &Path, final_dir: &Path) -> Result<PathBuf> {
+        if final_dir.exists() {
+            let trash = self
+                .root
+                .join(format!(".trash-{name}-{}", std::process::id()));
+            fs::rename(final_dir, &trash).map_err(|e| GraphError::io(final_dir, e))?;
+            fs::rename(tmp, final_dir).map_err(|e| GraphError::io(final_dir, e))?;
+            fs::remove_dir_all(&trash).map_err(|e| GraphError::io(&trash, e))?;
+        } else {
+            fs::rename(tmp, final_dir).map_err(|e| GraphError::io(final_dir, e))?;
+        }
+        if let Ok(d) = File::open(&self.root) {
+            let _ = d.sync_all();
+        }
+        Ok(final_dir.to_path_buf())
+    }
+
+    /// Opens graph `name` read-only (memory-mapped). Checks, linear in the
+    /// vertices only, that its offsets are non-decreasing and its id maps
+    /// hold ids below n ([`check_offsets`]); verifies every checksum
+    /// ([`check_graph_file`], linear in the file) when the file is not the
+    /// one last verified (its size, times or header changed), and records
+    /// the verification beside it.
     pub fn open(&self, name: &str) -> Result<Graph> {
+        valid_name(name)?;
         let dir = self.graph_dir(name);
-        if !dir.join(GRAPH_FILE).is_file() {
+        let path = dir.join(GRAPH_FILE);
+        if !path.is_file() {
+            if self.is_incomplete(name) {
+                return Err(self.incomplete(name));
+            }
             return Err(GraphError::UnknownGraph {
                 name: name.into(),
                 dir: self.root.clone(),
             });
         }
-        open_graph_file(&dir.join(GRAPH_FILE))
+        let t = std::time::Instant::now();
+        let g = open_graph_file(&path)?;
+        if !is_verified(&path) {
+            check_graph_file(&path)?;
+            record_verified(&path);
+            crate::trace::phase("open: full verification", t);
+        }
+        let t = std::time::Instant::now();
+        check_offsets(&g, &path)?;
+        crate::trace::phase("open: structural checks", t);
+        Ok(g)
     }
 
-    /// Opens graph `name` and checks its offsets ([`check_offsets`], O(n)).
+    /// Opens graph `name`; the same as [`DataDir::open`], which checks.
     pub fn open_checked(&self, name: &str) -> Result<Graph> {
-        let g = self.open(name)?;
-        check_offsets(&g, &self.graph_dir(name).join(GRAPH_FILE))?;
-        Ok(g)
+        self.open(name)
+    }
+
+    /// Verifies every checksum and invariant of graph `name` now
+    /// ([`check_graph_file`]) and records the verification.
+    pub fn check(&self, name: &str) -> Result<()> {
+        valid_name(name)?;
+        let path = self.graph_dir(name).join(GRAPH_FILE);
+        if !path.is_file() {
+            if self.is_incomplete(name) {
+                return Err(self.incomplete(name));
+            }
+            return Err(GraphError::UnknownGraph {
+                name: name.into(),
+                dir: self.root.clone(),
+            });
+        }
+        check_graph_file(&path)?;
+        record_verified(&path);
+        Ok(())
     }
 
     /// Reads the provenance of graph `name`.
@@ -314,15 +406,39 @@ impl DataDir {
         })
     }
 
-    /// Removes graph `name`.
+    /// Removes graph `name`, or an incomplete graph directory of that name
+    /// when it holds only the files a graph has (nothing else is deleted);
+    /// refused while another process writes it.
     pub fn remove(&self, name: &str) -> Result<()> {
         valid_name(name)?;
         let dir = self.graph_dir(name);
+        let _lock = if dir.exists() {
+            Some(crate::export::Lock::acquire(
+                &self.root.join(format!(".lock-{name}")),
+                &format!("graph '{name}'"),
+            )?)
+        } else {
+            None
+        };
         if !dir.join(GRAPH_FILE).is_file() {
-            return Err(GraphError::UnknownGraph {
-                name: name.into(),
-                dir: self.root.clone(),
-            });
+            if !self.is_incomplete(name) {
+                return Err(GraphError::UnknownGraph {
+                    name: name.into(),
+                    dir: self.root.clone(),
+                });
+            }
+            let known = [GRAPH_FILE, META_FILE, DEGREES_FILE, VERIFIED_FILE];
+            let foreign = fs::read_dir(&dir)
+                .map_err(|e| GraphError::io(&dir, e))?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|n| !known.contains(&n.as_str()) && !n.starts_with('.'));
+            if let Some(f) = foreign {
+                return Err(GraphError::InvalidArgument(format!(
+                    "{} is not a graph directory (it holds '{f}'); remove it by hand",
+                    dir.display()
+                )));
+            }
         }
         fs::remove_dir_all(&dir).map_err(|e| GraphError::io(&dir, e))
     }
@@ -338,10 +454,26 @@ impl DataDir {
         };
         for entry in rd.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
-            if name.starts_with('.') || !entry.path().join(GRAPH_FILE).is_file() {
+            if name.starts_with('.') || !entry.path().is_dir() {
                 continue;
             }
             let bytes_on_disk = dir_size(&entry.path());
+            if !entry.path().join(GRAPH_FILE).is_file() {
+                // A graph directory without its file (an unfinished write
+                // or damage); listed so that it can be seen and removed.
+                if self.is_incomplete(&name) {
+                    out.push(GraphEntry {
+                        name,
+                        vertices: 0,
+                        edges: 0,
+                        directed: false,
+                        weighted: false,
+                        bytes_on_disk,
+                        incomplete: true,
+                    });
+                }
+                continue;
+            }
             let row = match read_header(&entry.path().join(GRAPH_FILE)) {
                 Ok(h) => GraphEntry {
                     name,
@@ -350,6 +482,7 @@ impl DataDir {
                     directed: h.meta.directed,
                     weighted: h.meta.weighted,
                     bytes_on_disk,
+                    incomplete: false,
                 },
                 Err(_) => GraphEntry {
                     name,
@@ -358,12 +491,94 @@ impl DataDir {
                     directed: false,
                     weighted: false,
                     bytes_on_disk,
+                    incomplete: false,
                 },
             };
             out.push(row);
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
+    }
+}
+
+/// The error `e` of a write into `tmp`, naming `dest` instead (the user
+/// knows the graph, not the temporary directory).
+fn rename_error_path(e: GraphError, tmp: &Path, dest: &Path) -> GraphError {
+    match e {
+        GraphError::Io { path, source } => GraphError::Io {
+            path: path
+                .strip_prefix(tmp)
+                .map(|rest| dest.join(rest))
+                .unwrap_or(path),
+            source,
+        },
+        e => e,
+    }
+}
+
+/// File beside `graph.plx` recording its last full verification.
+pub const VERIFIED_FILE: &str = "verified.json";
+
+/// What identifies one version of a graph file: its size, modification and
+/// change times (nanoseconds) and header checksum. The change time cannot
+/// be set back by a user, so a file changed in place never matches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct FileKey {
+    len: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    header_checksum: u64,
+}
+
+fn file_key(path: &Path) -> Option<FileKey> {
+    let meta = fs::metadata(path).ok()?;
+    let ns = |t: std::io::Result<std::time::SystemTime>| -> i128 {
+        t.ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(-1, |d| d.as_nanos() as i128)
+    };
+    #[cfg(unix)]
+    let ctime_ns = {
+        use std::os::unix::fs::MetadataExt;
+        meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128
+    };
+    #[cfg(not(unix))]
+    let ctime_ns = ns(meta.created());
+    Some(FileKey {
+        len: meta.len(),
+        mtime_ns: ns(meta.modified()),
+        ctime_ns,
+        header_checksum: read_header(path).ok()?.header_checksum,
+    })
+}
+
+/// Whether `path` is the file version last verified (its key is recorded
+/// in [`VERIFIED_FILE`] beside it).
+fn is_verified(path: &Path) -> bool {
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    let Ok(text) = fs::read_to_string(dir.join(VERIFIED_FILE)) else {
+        return false;
+    };
+    match (serde_json::from_str::<FileKey>(&text), file_key(path)) {
+        (Ok(recorded), Some(now)) => recorded == now,
+        _ => false,
+    }
+}
+
+/// Records that `path` was verified just now (best effort: a read-only
+/// store is verified on every open instead).
+fn record_verified(path: &Path) {
+    let (Some(dir), Some(key)) = (path.parent(), file_key(path)) else {
+        return;
+    };
+    let Ok(text) = serde_json::to_string(&key) else {
+        return;
+    };
+    let tmp = dir.join(format!(".{VERIFIED_FILE}.tmp-{}", std::process::id()));
+    if fs::write(&tmp, text).is_err() || fs::rename(&tmp, dir.join(VERIFIED_FILE)).is_err() {
+        let _ = fs::remove_file(&tmp);
     }
 }
 
@@ -388,6 +603,8 @@ pub struct Header {
     pub meta: GraphMeta,
     pub id_kind: u32,
     pub sections: Vec<SectionEntry>,
+    /// The header's own checksum (stored after the section table).
+    pub header_checksum: u64,
 }
 
 impl Header {
@@ -646,7 +863,8 @@ fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
     if b.len() < table_end + 8 {
         return Err(bad("file ends inside the section table".into()));
     }
-    if xxh3_64(&b[..table_end]) != le_u64(b, table_end) {
+    let header_checksum = le_u64(b, table_end);
+    if xxh3_64(&b[..table_end]) != header_checksum {
         return Err(bad("header checksum mismatch".into()));
     }
     let mut sections = Vec::with_capacity(count);
@@ -681,6 +899,7 @@ fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
         },
         id_kind,
         sections,
+        header_checksum,
     })
 }
 
@@ -837,29 +1056,90 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
     })
 }
 
-/// Checks in O(n) that every offset array of `g` (opened from `path`) is
-/// non-decreasing: the invariant whose violation would make neighbour slices
-/// invalid. Cheaper than [`check_graph_file`]; commands that scan every
-/// vertex anyway (`info`, `run`) call it before trusting the offsets.
+/// Checks in O(n) (n the vertices; the arcs are not read) the invariants
+/// whose violation would make lookups go out of bounds or answers wrong:
+/// every offset array is non-decreasing, the chunk table is contiguous,
+/// the vertex permutations and sorted-id tables hold ids below n (and the
+/// permutations are inverse), string-id offsets are non-decreasing within
+/// their bytes, and the tile tables are consistent. Errors name the section.
+/// [`DataDir::open`] runs it on every open.
 pub fn check_offsets(g: &Graph, path: &Path) -> Result<()> {
+    let bad = |msg: String| GraphError::corrupt(path, msg);
     for (name, adj) in [("out", Some(g.out())), ("in", g.inc.as_ref())] {
         let Some(adj) = adj else { continue };
-        let o = adj.offsets();
-        if let Some(v) = (0..o.len().saturating_sub(1))
-            .into_par_iter()
-            .find_any(|&v| o[v] > o[v + 1])
-        {
-            return Err(GraphError::corrupt(
-                path,
-                format!("section {name}-offsets decreases at vertex {v}"),
-            ));
+        if let Some(v) = first_decrease(adj.offsets()) {
+            return Err(bad(format!(
+                "section {name}-offsets decreases at vertex {v}"
+            )));
         }
+    }
+    let n = g.num_vertices();
+    let below_n = |kind: SectionKind, xs: &[u32]| -> Result<()> {
+        match xs.par_iter().position_any(|&x| x as usize >= n) {
+            Some(i) => Err(bad(format!(
+                "section {} holds {} at {i}, not a vertex id below {n}",
+                kind.name(),
+                xs[i]
+            ))),
+            None => Ok(()),
+        }
+    };
+    match &g.ids {
+        IdMap::Identity { .. } => {}
+        IdMap::Int { sorted, .. } => below_n(SectionKind::IdSorted, sorted)?,
+        IdMap::Str {
+            offsets,
+            bytes,
+            sorted,
+        } => {
+            below_n(SectionKind::IdSorted, sorted)?;
+            if first_decrease(offsets).is_some()
+                || offsets.first().is_some_and(|&o| o != 0)
+                || offsets.last().is_some_and(|&o| o > bytes.len() as u64)
+            {
+                return Err(bad(format!(
+                    "section {} is not a non-decreasing list of offsets into the {} id bytes",
+                    SectionKind::IdStrOffsets.name(),
+                    bytes.len()
+                )));
+            }
+        }
+    }
+    if let (Some(o), Some(w)) = (&g.old_of_new, &g.new_of_old) {
+        below_n(SectionKind::OldOfNew, o)?;
+        below_n(SectionKind::NewOfOld, w)?;
+        if (0..n)
+            .into_par_iter()
+            .any(|v| o[w[v] as usize] as usize != v)
+        {
+            return Err(bad(format!(
+                "sections {} and {} are not inverse permutations",
+                SectionKind::OldOfNew.name(),
+                SectionKind::NewOfOld.name()
+            )));
+        }
+    }
+    let chunks = g.chunks();
+    if chunks.iter().any(|c| c.start > c.end || c.end > n as u64)
+        || chunks.windows(2).any(|w| w[0].end != w[1].start)
+    {
+        return Err(bad(format!(
+            "section {} is not a contiguous cover of the vertices",
+            SectionKind::Chunks.name()
+        )));
     }
     if let Some(t) = g.tiles() {
         t.check(g.num_vertices(), g.inc().num_edges(), false)
             .map_err(|e| GraphError::corrupt(path, e))?;
     }
     Ok(())
+}
+
+/// The first index `v` with `o[v] > o[v + 1]`, if any.
+fn first_decrease(o: &[u64]) -> Option<usize> {
+    (0..o.len().saturating_sub(1))
+        .into_par_iter()
+        .find_first(|&v| o[v] > o[v + 1])
 }
 
 /// Verifies every section checksum and the structural invariants (offsets
@@ -896,19 +1176,22 @@ pub fn check_graph_file(path: &Path) -> Result<()> {
         }
     }
     let g = open_graph_file(path)?;
+    check_offsets(&g, path)?;
     let n = g.num_vertices() as u64;
-    for (name, adj) in [("out", Some(g.out())), ("in", g.inc.as_ref())] {
+    for (kind, adj) in [
+        (SectionKind::OutTargets, Some(g.out())),
+        (SectionKind::InSources, g.inc.as_ref()),
+    ] {
         let Some(adj) = adj else { continue };
-        if adj.offsets().windows(2).any(|w| w[0] > w[1]) {
+        let ids = adj.neighbor_array();
+        if let Some(i) = ids.par_iter().position_any(|&t| t as u64 >= n) {
             return Err(GraphError::corrupt(
                 path,
-                format!("{name}-offsets decrease"),
-            ));
-        }
-        if adj.neighbor_array().par_iter().any(|&t| t as u64 >= n) {
-            return Err(GraphError::corrupt(
-                path,
-                format!("{name} neighbour id out of range"),
+                format!(
+                    "section {} holds {} at arc {i}, not a vertex id below {n}",
+                    kind.name(),
+                    ids[i]
+                ),
             ));
         }
     }
@@ -1076,7 +1359,7 @@ mod tests {
     }
 
     #[test]
-    fn a_corrupt_tile_table_is_reported_by_open_checked_and_check() {
+    fn a_corrupt_tile_table_is_reported_by_open_and_check() {
         let dir = tempfile::tempdir().unwrap();
         let dd = DataDir::new(dir.path());
         let edges: Vec<(u32, u32)> = (0..100u32)
@@ -1097,8 +1380,9 @@ mod tests {
         // The second tile's `first_run` (bytes 40..48 of its 64).
         b[table.offset as usize + 64 + 40] ^= 0x10;
         fs::write(&f, &b).unwrap();
-        assert!(dd.open("g").is_ok(), "open stays O(1)");
+        // The file changed since its verification: open verifies it again.
         for e in [
+            dd.open("g").unwrap_err(),
             dd.open_checked("g").unwrap_err(),
             check_graph_file(&f).unwrap_err(),
         ] {
@@ -1108,7 +1392,43 @@ mod tests {
             .open_checked("g")
             .unwrap_err()
             .to_string()
+            .contains("tile-table"));
+        // The structural check alone names the tile.
+        let g = open_graph_file(&f).unwrap();
+        assert!(check_offsets(&g, &f)
+            .unwrap_err()
+            .to_string()
             .contains("tile 1"));
+    }
+
+    #[test]
+    fn a_failed_write_names_the_graph_not_its_temporary_directory() {
+        let full = std::io::Error::from_raw_os_error(28);
+        let e = GraphError::io(Path::new("/d/.tmp-g-7/graph.plx"), full);
+        let e = rename_error_path(e, Path::new("/d/.tmp-g-7"), Path::new("/d/g"));
+        let text = e.to_string();
+        assert!(text.starts_with("/d/g/graph.plx: "), "{text}");
+        assert!(!text.contains(".tmp-"), "{text}");
+    }
+
+    #[test]
+    fn a_changed_file_recorded_as_verified_still_fails_the_structural_checks() {
+        let (_dir, dd, f) = saved_sample();
+        let h = read_header(&f).unwrap();
+        let off = h
+            .sections
+            .iter()
+            .find(|e| e.kind == SectionKind::OutOffsets)
+            .unwrap()
+            .offset as usize;
+        let mut b = fs::read(&f).unwrap();
+        // offsets[1] far beyond offsets[2]: decreasing.
+        b[off + 8 + 6] = 0x7f;
+        fs::write(&f, &b).unwrap();
+        // As if the disk had changed under an unchanged record.
+        record_verified(&f);
+        let e = dd.open("g").unwrap_err().to_string();
+        assert!(e.contains("section out-offsets decreases"), "{e}");
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Whitespace-separated edge lists: `src dst [weight]` per line, `#` and `%`
-//! comment lines, blank lines ignored, extra columns ignored (KONECT adds
-//! timestamps). `.wel` files are weighted; `.gz`/`.zst` are decompressed on
+//! comment lines, blank lines ignored. A line has at most four columns
+//! (KONECT's `src dst weight timestamp`; columns past the ones read are
+//! ignored); more, or a carriage return inside a line (CR-only line ends),
+//! is an error. `.wel` files are weighted; `.gz`/`.zst` are decompressed on
 //! the fly. Ids are signed 64-bit integers.
 use std::path::Path;
 
-use super::text::{self, parse_blocks, parse_i64, parse_weight, show, BlockError, Parsed};
+use super::text::{self, parse_blocks, parse_i64, parse_weight, show, BlockError, Input, Parsed};
 use super::{map_ids, EdgeBlock, ImportOptions, Progress, VertexSet};
 use crate::{build, Graph, GraphError, Result};
 
@@ -63,6 +65,9 @@ pub(crate) fn parse_block(
             })?;
             w.push(parse_weight(t).map_err(|m| (line_no, m))?);
         }
+        if let Some(extra) = toks.next() {
+            check_extra_columns(line, extra).map_err(|m| (line_no, m))?;
+        }
         b.ids.push(s);
         b.ids.push(d);
     }
@@ -84,11 +89,41 @@ pub(crate) fn parse_block(
     })
 }
 
-/// Imports an edge-list file.
-pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
+/// Most columns an edge-list line may have: `src dst weight timestamp`.
+const MAX_COLUMNS: usize = 4;
+
+/// Checks a line with columns past the ones read (`extra` the first of
+/// them): kept off the common path, which reads no further.
+#[cold]
+fn check_extra_columns(line: &[u8], extra: &[u8]) -> std::result::Result<(), String> {
+    if line.contains(&b'\r') {
+        return Err(
+            "a carriage return inside the line: the file has CR-only (old Mac) line ends; convert them with `tr '\\r' '\\n'`"
+                .into(),
+        );
+    }
+    let columns = text::tokens(line).count();
+    if columns > MAX_COLUMNS {
+        return Err(format!(
+            "{columns} columns (from '{}' on); an edge list has 'src dst [weight [timestamp]]'",
+            show(extra)
+        ));
+    }
+    Ok(())
+}
+
+/// Imports an edge list from `input`, opened from `path`.
+pub fn import(
+    input: Input,
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<Graph> {
     let weighted = opts.weighted || text::base_name(path).ends_with(".wel");
     let t = std::time::Instant::now();
-    let blocks = parse_blocks(path, 0, progress, |data| parse_block(data, weighted, None))?;
+    let blocks = parse_blocks(input, path, 0, progress, |data| {
+        parse_block(data, weighted, None)
+    })?;
     crate::trace::phase("parse", t);
     let edges: usize = blocks.iter().map(|b| b.edges()).sum();
     if edges == 0 {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::edgelist::parse_block;
-use super::text::{parse_blocks, parse_i64, show};
+use super::text::{open_input, parse_blocks, parse_i64, show};
 use super::{map_ids, ImportOptions, Progress, VertexSet};
 use crate::{build, Graph, GraphError, Result};
 
@@ -20,6 +20,8 @@ pub struct Properties {
     pub values: BTreeMap<String, String>,
     /// Directory of the properties file (paths in it are relative to it).
     pub dir: PathBuf,
+    /// The properties file itself.
+    pub path: PathBuf,
 }
 
 impl Properties {
@@ -27,9 +29,22 @@ impl Properties {
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(|s| s.as_str())
     }
-    /// Whether the graph is directed (`directed` key; default true).
-    pub fn directed(&self) -> bool {
-        self.get("directed").is_none_or(|v| v.trim() == "true")
+    /// Whether the graph is directed (`directed` key: `true` or `false`,
+    /// any case; default true); another value is an error naming the file.
+    pub fn directed(&self) -> Result<bool> {
+        match self.get("directed").map(|v| v.trim().to_ascii_lowercase()) {
+            None => Ok(true),
+            Some(v) if v == "true" => Ok(true),
+            Some(v) if v == "false" => Ok(false),
+            Some(v) => Err(GraphError::bad_input(
+                &self.path,
+                format!(
+                    "graph.{}.directed = '{}': expected true or false",
+                    self.name,
+                    super::text::show(v.as_bytes())
+                ),
+            )),
+        }
     }
     /// Whether edges carry a weight property.
     pub fn weighted(&self) -> bool {
@@ -90,6 +105,7 @@ pub fn read_properties(path: &Path) -> Result<Properties> {
         name,
         values,
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        path: path.to_path_buf(),
     })
 }
 
@@ -135,7 +151,13 @@ pub fn import(
     if !e_path.is_file() {
         return Err(GraphError::bad_input(&e_path, "no such file"));
     }
-    let vertex_blocks = parse_blocks(&v_path, 0, progress, |data| {
+    // Read before the files, so that a bad value fails early.
+    let directed = match (opts.directed, props.as_ref()) {
+        (Some(d), _) => d,
+        (None, Some(p)) => p.directed()?,
+        (None, None) => true,
+    };
+    let vertex_blocks = parse_blocks(open_input(&v_path)?, &v_path, 0, progress, |data| {
         let mut ids = Vec::new();
         let mut line_no = 0u64;
         for raw in data.split(|&c| c == b'\n') {
@@ -145,6 +167,15 @@ pub fn import(
             let Some(t) = toks.next() else { continue };
             if t[0] == b'#' {
                 continue;
+            }
+            if let Some(extra) = toks.next() {
+                return Err((
+                    line_no,
+                    format!(
+                        "expected one vertex id per line, found also '{}'",
+                        show(extra)
+                    ),
+                ));
             }
             ids.push(parse_i64(t).ok_or_else(|| {
                 (
@@ -175,7 +206,7 @@ pub fn import(
         ));
     }
     let weighted = opts.weighted || props.as_ref().is_some_and(|p| p.weighted());
-    let blocks = parse_blocks(&e_path, 0, progress, |data| {
+    let blocks = parse_blocks(open_input(&e_path)?, &e_path, 0, progress, |data| {
         parse_block(data, weighted, None)
     })?;
     let (buf, ids) = map_ids(
@@ -183,10 +214,6 @@ pub fn import(
         VertexSet::Exactly(vertices, v_path.clone()),
         &e_path,
     )?;
-    let directed = opts
-        .directed
-        .or(props.as_ref().map(|p| p.directed()))
-        .unwrap_or(true);
     let n = ids.len();
     Ok((build(n, buf, ids, &opts.build_options(directed))?, props))
 }

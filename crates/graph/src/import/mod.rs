@@ -63,15 +63,36 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// Detects the format from the file name.
-pub fn detect_format(path: &Path) -> Format {
+/// Detects the format from the file name (`None`: the name does not say).
+pub fn format_of_name(path: &Path) -> Option<Format> {
     let name = text::base_name(path);
     if name.ends_with(".mtx") || name.ends_with(".mm") {
-        Format::MatrixMarket
+        Some(Format::MatrixMarket)
     } else if name.ends_with(".csv") {
-        Format::Csv
+        Some(Format::Csv)
     } else if name.ends_with(".properties") || name.ends_with(".e") {
-        Format::Graphalytics
+        Some(Format::Graphalytics)
+    } else if [".el", ".wel", ".txt", ".tsv", ".edges"]
+        .iter()
+        .any(|s| name.ends_with(s))
+    {
+        Some(Format::EdgeList)
+    } else {
+        None
+    }
+}
+
+/// Detects the format from the file name, else an edge list.
+pub fn detect_format(path: &Path) -> Format {
+    format_of_name(path).unwrap_or(Format::EdgeList)
+}
+
+/// The format of the first bytes of a stream whose name does not tell:
+/// Matrix Market by its banner, else an edge list.
+fn format_of_content(head: &[u8]) -> Format {
+    const BANNER: &[u8] = b"%%matrixmarket";
+    if head.len() >= BANNER.len() && head[..BANNER.len()].eq_ignore_ascii_case(BANNER) {
+        Format::MatrixMarket
     } else {
         Format::EdgeList
     }
@@ -80,8 +101,10 @@ pub fn detect_format(path: &Path) -> Format {
 /// Kind of vertex ids in a CSV table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IdType {
-    /// Signed 64-bit integers.
+    /// Integers while every id is one, else strings.
     #[default]
+    Auto,
+    /// Signed 64-bit integers.
     Int,
     /// Arbitrary strings.
     Str,
@@ -100,10 +123,34 @@ pub struct CsvOptions {
     pub nodes: Option<PathBuf>,
     /// Id column of the node table (default: column 0).
     pub node_col: Option<String>,
-    /// Field delimiter (default `,`).
+    /// Field delimiter (0: the default `,`).
     pub delimiter: u8,
-    /// Integer or string ids.
+    /// Integer or string ids, or detected.
     pub ids: IdType,
+    /// The first row is data, not a header (without it, a first row whose
+    /// id fields are integers is data too).
+    pub no_header: bool,
+}
+
+impl CsvOptions {
+    /// The CSV options that differ from the defaults, by option name.
+    fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut add = |set: bool, name| {
+            if set {
+                v.push(name)
+            }
+        };
+        add(self.src_col.is_some(), "--src-col");
+        add(self.dst_col.is_some(), "--dst-col");
+        add(self.weight_col.is_some(), "--weight-col");
+        add(self.nodes.is_some(), "--nodes");
+        add(self.node_col.is_some(), "--node-col");
+        add(self.delimiter != 0, "--delimiter");
+        add(self.ids != IdType::Auto, "--ids");
+        add(self.no_header, "--no-header");
+        v
+    }
 }
 
 /// How to import a file.
@@ -138,23 +185,61 @@ impl ImportOptions {
     }
 }
 
-/// Imports `path` into an in-memory [`Graph`].
+/// Imports `path` (`-`: standard input; FIFOs and pipes too, read once)
+/// into an in-memory [`Graph`]. The format is `opts.format`, else the
+/// name's, else the content's ([`format_of_content`]); options of another
+/// format are an error.
 pub fn import_file(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
-    if !path.exists() {
-        return Err(GraphError::bad_input(path, "no such file"));
+    let named = opts.format.or_else(|| format_of_name(path));
+    if named == Some(Format::Graphalytics) {
+        check_applicable(Format::Graphalytics, opts, path)?;
+        if text::is_stdin(path) {
+            return Err(GraphError::bad_input(
+                path,
+                "Graphalytics input is a .v and an .e file, not standard input",
+            ));
+        }
+        return graphalytics::import(path, opts, progress).map(|(g, _)| g);
     }
-    if path.is_dir() {
-        return Err(GraphError::bad_input(
-            path,
-            "is a directory, expected a file",
-        ));
-    }
-    match opts.format.unwrap_or_else(|| detect_format(path)) {
-        Format::EdgeList => edgelist::import(path, opts, progress),
-        Format::MatrixMarket => mtx::import(path, opts, progress),
-        Format::Csv => csv_table::import(path, opts, progress),
+    let mut input = text::open_input(path)?;
+    let format = match named {
+        Some(f) => f,
+        None => {
+            let compression = input.compression;
+            format_of_content(
+                input
+                    .peek()
+                    .map_err(|e| text::stream_error(path, compression, e))?,
+            )
+        }
+    };
+    check_applicable(format, opts, path)?;
+    match format {
+        Format::EdgeList => edgelist::import(input, path, opts, progress),
+        Format::MatrixMarket => mtx::import(input, path, opts, progress),
+        Format::Csv => csv_table::import(input, path, opts, progress),
         Format::Graphalytics => graphalytics::import(path, opts, progress).map(|(g, _)| g),
     }
+}
+
+/// Options that the format does not read are an error naming them.
+fn check_applicable(format: Format, opts: &ImportOptions, path: &Path) -> Result<()> {
+    let name = match format {
+        Format::Csv => return Ok(()),
+        Format::EdgeList => "an edge list",
+        Format::MatrixMarket => "a Matrix Market file",
+        Format::Graphalytics => "Graphalytics input",
+    };
+    let given = opts.csv.given();
+    if !given.is_empty() {
+        return Err(GraphError::InvalidArgument(format!(
+            "{} {} only for CSV input; {} is {name} (--format csv reads it as CSV)",
+            given.join(", "),
+            if given.len() == 1 { "applies" } else { "apply" },
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Endpoint ids of one parsed block, `src, dst` interleaved: `u32` while

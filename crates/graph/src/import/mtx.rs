@@ -6,14 +6,23 @@
 use std::path::Path;
 
 use super::edgelist::parse_block;
-use super::text::{self, parse_blocks};
+use super::text::{self, parse_blocks, Input};
 use super::{map_ids, ImportOptions, Progress, VertexSet};
 use crate::{build, Graph, GraphError, Result};
 
-/// Imports a Matrix Market file.
-pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Result<Graph> {
-    let head = text::read_head_lines(path, 1 << 16)?;
-    let Some(banner) = head.first() else {
+/// A lower bound on the import's memory per declared vertex: the vertex
+/// set (8 B), the id lookup (5 B), and the offsets and maps of the stored
+/// graph (at least 24 B).
+const BYTES_PER_VERTEX: u64 = 40;
+
+/// Imports a Matrix Market file from `input`, opened from `path`.
+pub fn import(
+    mut input: Input,
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<Graph> {
+    let Some(banner) = text::read_line(&mut input, path)? else {
         return Err(GraphError::bad_input(
             path,
             "empty file: expected a %%MatrixMarket header",
@@ -62,18 +71,19 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
             ))
         }
     };
-    // Skip comments to the size line.
+    // Skip comments to the size line (`idx` lines read before it).
     let mut idx = 1;
-    while idx < head.len()
-        && (head[idx].trim().is_empty() || head[idx].trim_start().starts_with('%'))
-    {
+    let size_line = loop {
+        let Some(line) = text::read_line(&mut input, path)? else {
+            return Err(GraphError::bad_input(
+                path,
+                "missing the size line 'rows cols entries'",
+            ));
+        };
+        if !(line.trim().is_empty() || line.trim_start().starts_with('%')) {
+            break line;
+        }
         idx += 1;
-    }
-    let Some(size_line) = head.get(idx) else {
-        return Err(GraphError::bad_input(
-            path,
-            "missing the size line 'rows cols entries'",
-        ));
     };
     let nums: Vec<u64> = size_line
         .split_whitespace()
@@ -101,9 +111,24 @@ pub fn import(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -> Res
             limit: crate::MAX_VERTICES - 1,
         });
     }
+    // Every declared vertex is one (isolated ones too): refuse a size
+    // line whose vertices cannot fit before allocating for them.
+    let need = n.saturating_mul(BYTES_PER_VERTEX);
+    if let Some(have) = crate::generate::available_memory().filter(|&h| need > h) {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(GraphError::parse(
+            path,
+            idx as u64 + 1,
+            format!(
+                "the size line declares {n} vertices, which need at least {:.1} GiB of memory; {:.1} GiB is available",
+                gib(need),
+                gib(have)
+            ),
+        ));
+    }
     // Entries: value column required for integer/real.
     let hi = n as i64;
-    let blocks = parse_blocks(path, idx as u64 + 1, progress, |data| {
+    let blocks = parse_blocks(input, path, idx as u64 + 1, progress, |data| {
         parse_block(data, weighted, Some((1, hi)))
     })?;
     let found: u64 = blocks.iter().map(|b| b.edges() as u64).sum();

@@ -1,9 +1,10 @@
-//! Reading text inputs in parallel: files are cut into blocks at line
-//! boundaries (plain files through a memory map, `.gz`/`.zst` through a
-//! streaming decoder), blocks are parsed in parallel, and errors carry the
-//! file's line number.
+//! Reading text inputs in parallel: an input (a file, a FIFO, a process
+//! substitution or `-` for standard input) is opened once and read as one
+//! stream, decompressed when its first bytes are a gzip or zstd magic
+//! number (the name does not matter); it is cut into blocks at line
+//! boundaries, blocks are parsed in parallel, and errors carry the line number.
 use std::fs::File;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -14,7 +15,7 @@ use crate::{GraphError, Result};
 /// Size of a parse block in bytes.
 const BLOCK: usize = 4 << 20;
 
-/// Compression of an input file, from its name (or magic bytes).
+/// Compression of an input, from its magic bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
     None,
@@ -22,27 +23,111 @@ pub enum Compression {
     Zstd,
 }
 
-/// Detects compression from the extension, falling back to magic bytes.
-pub fn compression_of(path: &Path) -> Compression {
-    let name = path.to_string_lossy().to_ascii_lowercase();
-    if name.ends_with(".gz") {
-        return Compression::Gzip;
+/// Bytes read ahead at open: the magic numbers, and a Matrix Market banner.
+const HEAD: usize = 64;
+
+impl Compression {
+    /// Whether `head` is the start of a gzip or zstd magic number.
+    fn is_magic_prefix(head: &[u8]) -> bool {
+        [&[0x1f, 0x8b][..], &[0x28, 0xb5, 0x2f, 0xfd][..]]
+            .iter()
+            .any(|m| m.starts_with(&head[..head.len().min(m.len())]))
     }
-    if name.ends_with(".zst") || name.ends_with(".zstd") {
-        return Compression::Zstd;
-    }
-    let mut magic = [0u8; 4];
-    if let Ok(mut f) = File::open(path) {
-        if f.read_exact(&mut magic).is_ok() {
-            if magic[..2] == [0x1f, 0x8b] {
-                return Compression::Gzip;
-            }
-            if magic == [0x28, 0xb5, 0x2f, 0xfd] {
-                return Compression::Zstd;
-            }
+    /// The compression whose magic number `head` starts with.
+    pub fn of_magic(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::None
         }
     }
-    Compression::None
+}
+
+/// Whether `path` names standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// An opened input: its decompressed bytes, buffered, with what is known
+/// about it. Opening reads nothing twice, so pipes and FIFOs work.
+pub struct Input {
+    /// The decompressed bytes.
+    pub reader: Box<dyn BufRead + Send>,
+    /// The compression found in the first bytes.
+    pub compression: Compression,
+    /// The size in bytes of an uncompressed regular file (for progress).
+    pub size: Option<u64>,
+}
+
+impl Input {
+    /// The first bytes of the decompressed stream, without consuming them
+    /// (fewer when the input is shorter).
+    pub fn peek(&mut self) -> std::io::Result<&[u8]> {
+        self.reader.fill_buf()
+    }
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reader.read(buf)
+    }
+}
+
+/// Opens `path` (`-`: standard input) as a decompressed stream; a directory
+/// or a missing file is an error naming it.
+pub fn open_input(path: &Path) -> Result<Input> {
+    let (mut raw, size): (Box<dyn Read + Send>, Option<u64>) = if is_stdin(path) {
+        (Box::new(std::io::stdin()), None)
+    } else {
+        let f = File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => GraphError::bad_input(path, "no such file"),
+            _ => GraphError::io(path, e),
+        })?;
+        let meta = f.metadata().map_err(|e| GraphError::io(path, e))?;
+        if meta.is_dir() {
+            return Err(GraphError::bad_input(
+                path,
+                "is a directory, expected a file",
+            ));
+        }
+        (Box::new(f), meta.is_file().then_some(meta.len()))
+    };
+    // The first bytes (the magic number, and enough to tell a format by)
+    // are read from the stream and put back in front of it.
+    let mut magic = Vec::with_capacity(HEAD);
+    while magic.len() < HEAD {
+        let mut b = [0u8; HEAD];
+        match raw.read(&mut b[..HEAD - magic.len()]) {
+            Ok(0) => break,
+            Ok(k) => magic.extend_from_slice(&b[..k]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(GraphError::io(path, e)),
+        }
+    }
+    let compression = Compression::of_magic(&magic);
+    if magic.len() < 4 && !magic.is_empty() && Compression::is_magic_prefix(&magic) {
+        return Err(GraphError::bad_input(
+            path,
+            "truncated or corrupt compressed data: the file ends inside its magic number",
+        ));
+    }
+    let raw = std::io::BufReader::with_capacity(1 << 20, std::io::Cursor::new(magic).chain(raw));
+    let reader: Box<dyn BufRead + Send> = match compression {
+        Compression::None => Box::new(raw),
+        Compression::Gzip => Box::new(std::io::BufReader::new(
+            flate2::bufread::MultiGzDecoder::new(raw),
+        )),
+        Compression::Zstd => Box::new(std::io::BufReader::new(
+            zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| GraphError::io(path, e))?,
+        )),
+    };
+    Ok(Input {
+        reader,
+        compression,
+        size: size.filter(|_| compression == Compression::None),
+    })
 }
 
 /// The file name without a compression suffix, lower-cased (for format detection).
@@ -59,21 +144,8 @@ pub fn base_name(path: &Path) -> String {
     name
 }
 
-/// Opens `path` as a decompressed byte stream.
-pub fn open_stream(path: &Path) -> Result<Box<dyn Read + Send>> {
-    let f = File::open(path).map_err(|e| GraphError::io(path, e))?;
-    let f = std::io::BufReader::with_capacity(1 << 20, f);
-    Ok(match compression_of(path) {
-        Compression::None => Box::new(f),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(f)),
-        Compression::Zstd => Box::new(
-            zstd::stream::read::Decoder::with_buffer(f).map_err(|e| GraphError::io(path, e))?,
-        ),
-    })
-}
-
-fn stream_error(path: &Path, e: std::io::Error) -> GraphError {
-    let c = compression_of(path);
+/// An error reading `path`'s stream: corrupt compressed data or an I/O error.
+pub(crate) fn stream_error(path: &Path, c: Compression, e: std::io::Error) -> GraphError {
     if c != Compression::None {
         GraphError::bad_input(
             path,
@@ -94,14 +166,14 @@ pub struct Parsed<T> {
 /// A parse error inside a block: line within the block (1-based), message.
 pub type BlockError = (u64, String);
 
-/// Cuts `path` into line-aligned blocks and parses them in parallel with
-/// `parse(block, first_line_hint)`. `skip_lines` lines at the start of the
-/// file are not given to the parser (already read by a header reader).
-/// Returns the parsed values in file order, or the first error with its
-/// absolute line number.
+/// Cuts `input` (opened from `path`) into line-aligned blocks and parses
+/// them in parallel with `parse(block)`; `lines_before` lines were already
+/// read from it (a header). Returns the parsed values in input order, or the
+/// first error with its absolute line number.
 pub fn parse_blocks<T, F>(
+    input: Input,
     path: &Path,
-    skip_lines: u64,
+    lines_before: u64,
     progress: &dyn Progress,
     parse: F,
 ) -> Result<Vec<T>>
@@ -110,9 +182,8 @@ where
     F: Fn(&[u8]) -> std::result::Result<Parsed<T>, BlockError> + Sync,
 {
     let mut out = Vec::new();
-    let mut line_base = 0u64;
-    let mut first = true;
-    let handle = |batch: Vec<&[u8]>, out: &mut Vec<T>, line_base: &mut u64| -> Result<()> {
+    let mut line_base = lines_before;
+    let handle = |batch: Vec<Vec<u8>>, out: &mut Vec<T>, line_base: &mut u64| -> Result<()> {
         let bytes: u64 = batch.iter().map(|b| b.len() as u64).sum();
         let results: Vec<_> = batch.par_iter().map(|b| parse(b)).collect();
         for r in results {
@@ -133,74 +204,51 @@ where
         progress.advance(bytes, 0);
         Ok(())
     };
-    let skip = |data: &[u8], first: &mut bool, line_base: &mut u64| -> usize {
-        if !*first {
-            return 0;
-        }
-        *first = false;
-        let mut pos = 0;
-        for _ in 0..skip_lines {
-            match memchr(b'\n', &data[pos..]) {
-                Some(i) => pos += i + 1,
-                None => pos = data.len(),
+    // Plain files are streamed too (not memory-mapped), so the input's
+    // pages do not stay resident beside the parsed edges.
+    progress.begin("reading", input.size);
+    let compression = input.compression;
+    let mut reader = input.reader;
+    let mut carry: Vec<u8> = Vec::new();
+    let per_batch = rayon::current_num_threads() * 2;
+    let mut eof = false;
+    while !eof {
+        let mut batch_bufs: Vec<Vec<u8>> = Vec::with_capacity(per_batch);
+        while batch_bufs.len() < per_batch && !eof {
+            let mut buf = std::mem::take(&mut carry);
+            let have = buf.len();
+            buf.resize(have + BLOCK, 0);
+            let mut filled = have;
+            while filled < buf.len() {
+                match reader.read(&mut buf[filled..]) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(k) => filled += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(stream_error(path, compression, e)),
+                }
             }
-            *line_base += 1;
-        }
-        pos
-    };
-    {
-        // Plain files are streamed too (not memory-mapped), so the input's
-        // pages do not stay resident beside the parsed edges.
-        let total = match compression_of(path) {
-            Compression::None => std::fs::metadata(path).map(|m| m.len()).ok(),
-            _ => None,
-        };
-        progress.begin("reading", total);
-        let mut reader = open_stream(path)?;
-        let mut carry: Vec<u8> = Vec::new();
-        let per_batch = rayon::current_num_threads() * 2;
-        let mut eof = false;
-        while !eof {
-            let mut batch_bufs: Vec<Vec<u8>> = Vec::with_capacity(per_batch);
-            while batch_bufs.len() < per_batch && !eof {
-                let mut buf = std::mem::take(&mut carry);
-                let have = buf.len();
-                buf.resize(have + BLOCK, 0);
-                let mut filled = have;
-                while filled < buf.len() {
-                    match reader.read(&mut buf[filled..]) {
-                        Ok(0) => {
-                            eof = true;
-                            break;
-                        }
-                        Ok(k) => filled += k,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(stream_error(path, e)),
+            buf.truncate(filled);
+            if !eof {
+                // Keep the partial last line for the next block.
+                match buf.iter().rposition(|&c| c == b'\n') {
+                    Some(i) => carry = buf.split_off(i + 1),
+                    None => {
+                        carry = buf;
+                        continue;
                     }
                 }
-                buf.truncate(filled);
-                if !eof {
-                    // Keep the partial last line for the next block.
-                    match buf.iter().rposition(|&c| c == b'\n') {
-                        Some(i) => carry = buf.split_off(i + 1),
-                        None => {
-                            carry = buf;
-                            continue;
-                        }
-                    }
-                }
-                if !buf.is_empty() {
-                    batch_bufs.push(buf);
-                }
             }
-            if batch_bufs.is_empty() {
-                break;
+            if !buf.is_empty() {
+                batch_bufs.push(buf);
             }
-            let s = skip(&batch_bufs[0], &mut first, &mut line_base);
-            let mut views: Vec<&[u8]> = batch_bufs.iter().map(|b| b.as_slice()).collect();
-            views[0] = &views[0][s..];
-            handle(views, &mut out, &mut line_base)?;
         }
+        if batch_bufs.is_empty() {
+            break;
+        }
+        handle(batch_bufs, &mut out, &mut line_base)?;
     }
     Ok(out)
 }
@@ -210,15 +258,24 @@ pub fn memchr(c: u8, s: &[u8]) -> Option<usize> {
     s.iter().position(|&x| x == c)
 }
 
-/// Reads the first lines of a (possibly compressed) file, for headers.
-pub fn read_head_lines(path: &Path, max_lines: usize) -> Result<Vec<String>> {
-    use std::io::BufRead;
-    let r = std::io::BufReader::new(open_stream(path)?);
-    let mut v = Vec::new();
-    for line in r.lines().take(max_lines) {
-        v.push(line.map_err(|e| stream_error(path, e))?);
+/// Reads one line (up to and without its `\n` or `\r\n`) from `input`;
+/// `None` at the end.
+pub fn read_line(input: &mut Input, path: &Path) -> Result<Option<String>> {
+    let mut buf = Vec::new();
+    let k = input
+        .reader
+        .read_until(b'\n', &mut buf)
+        .map_err(|e| stream_error(path, input.compression, e))?;
+    if k == 0 {
+        return Ok(None);
     }
-    Ok(v)
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
 }
 
 /// Tokenises one line on ASCII whitespace.
@@ -269,13 +326,13 @@ pub fn parse_weight(t: &[u8]) -> std::result::Result<f64, String> {
     Ok(w)
 }
 
-/// Shows a token in an error message (lossy, shortened).
+/// Shows a token in an error message: lossy UTF-8, at most 40 characters.
 pub fn show(t: &[u8]) -> String {
     let s = String::from_utf8_lossy(t);
-    if s.len() > 40 {
-        format!("{}…", &s[..40])
-    } else {
-        s.to_string()
+    match s.char_indices().nth(40) {
+        // Cut at a character boundary, never inside one.
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
     }
 }
 
