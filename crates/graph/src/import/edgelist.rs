@@ -66,7 +66,8 @@ pub(crate) fn parse_block(
             w.push(parse_weight(t).map_err(|m| (line_no, m))?);
         }
         if let Some(extra) = toks.next() {
-            check_extra_columns(line, extra).map_err(|m| (line_no, m))?;
+            let columns = if b.weights.is_some() { 4 } else { 3 } + toks.count();
+            check_extra_columns(line, extra, columns).map_err(|m| (line_no, m))?;
         }
         b.ids.push(s);
         b.ids.push(d);
@@ -92,17 +93,19 @@ pub(crate) fn parse_block(
 /// Most columns an edge-list line may have: `src dst weight timestamp`.
 const MAX_COLUMNS: usize = 4;
 
-/// Checks a line with columns past the ones read (`extra` the first of
-/// them): kept off the common path, which reads no further.
-#[cold]
-fn check_extra_columns(line: &[u8], extra: &[u8]) -> std::result::Result<(), String> {
+/// Checks a line of `columns` columns, more than the ones read (`extra`
+/// the first of the others).
+fn check_extra_columns(
+    line: &[u8],
+    extra: &[u8],
+    columns: usize,
+) -> std::result::Result<(), String> {
     if line.contains(&b'\r') {
         return Err(
             "a carriage return inside the line: the file has CR-only (old Mac) line ends; convert them with `tr '\\r' '\\n'`"
                 .into(),
         );
     }
-    let columns = text::tokens(line).count();
     if columns > MAX_COLUMNS {
         return Err(format!(
             "{columns} columns (from '{}' on); an edge list has 'src dst [weight [timestamp]]'",
