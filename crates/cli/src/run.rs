@@ -1007,10 +1007,15 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.out {
         obj.insert("out".into(), json!(out.display().to_string()));
     }
+    // With `--out -` the CSV owns standard output: the summary goes to stderr.
+    let to_stderr = a.out.as_deref().is_some_and(crate::out::is_stdout);
+    let mut text = String::new();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&Value::Object(obj))?);
+        text = serde_json::to_string_pretty(&Value::Object(obj))?;
     } else {
-        println!(
+        use std::fmt::Write as _;
+        let _ = write!(
+            text,
             "{} on '{}' ({} vertices, {} edges, {} threads): load {}, compute {}{}",
             p.algorithm,
             a.graph,
@@ -1034,17 +1039,24 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
                 .unwrap_or_default()
         );
         for (k, v) in &o.summary {
-            println!("  {k}: {}", summarize(v));
+            let _ = write!(text, "\n  {k}: {}", summarize(v));
         }
         if let Some(v) = &verified {
             match v {
-                Ok(()) => println!("  verified: yes"),
-                Err(e) => println!("  verified: NO ({e})"),
+                Ok(()) => text.push_str("\n  verified: yes"),
+                Err(e) => {
+                    let _ = write!(text, "\n  verified: NO ({e})");
+                }
             }
         }
         if let Some(out) = &a.out {
-            println!("  wrote {}", out.display());
+            let _ = write!(text, "\n  wrote {}", out.display());
         }
+    }
+    if to_stderr {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
     }
     if let Some(Err(e)) = verified {
         bail!("{} on '{}': {e}", p.algorithm, a.graph);
