@@ -5,7 +5,7 @@
 # rounds' medians for A and B and B/A. Equal work: the same graph, the same
 # options and sources, the same stopping rules.
 #
-#   [JOBS="a.toml b.toml"] bench/ab.sh A_BIN B_BIN DATA_DIR "GRAPH[,GRAPH...]" [ROUNDS] [REPEAT]
+#   [KERNELS=a,b] [JOBS="a.toml b.toml"] bench/ab.sh A_BIN B_BIN DATA_DIR "GRAPH[,GRAPH...]" [ROUNDS] [REPEAT]
 #
 # Graphs must already be stored in DATA_DIR (plexus import / generate).
 set -euo pipefail
@@ -32,6 +32,7 @@ for g in ${GRAPHS//,/ }; do
   while read -r k scope; do
     [ "$scope" = any ] || [ "$scope" = "$directed" ] || continue
     [ "$k" = sssp ] && [ "$weighted" != True ] && continue
+    [ -n "${KERNELS:-}" ] && [[ ",$KERNELS," != *",$k,"* ]] && continue
     a=() b=()
     for r in $(seq "$ROUNDS"); do
       for which in A B; do
