@@ -10,8 +10,11 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::graph_cmds::Ctx;
 
-/// Algorithms a mix may contain, in the order the round-robin uses.
-pub const MIX_ALGORITHMS: [&str; 5] = ["pagerank", "bfs", "sssp", "wcc", "cdlp"];
+/// Algorithms a mix may contain, in the order the round-robin uses: the
+/// job kinds of the registry ([`plexus_jobs::spec::job_algorithms`]).
+pub fn mix_algorithms() -> Vec<&'static str> {
+    plexus_jobs::spec::job_algorithms()
+}
 
 /// Most jobs in one mix (the file is built in memory: about 100 B a job).
 pub const MAX_JOBS: usize = 10_000_000;
@@ -33,10 +36,10 @@ pub struct MixArgs {
     /// Poisson arrivals at this rate (jobs per second); default: all at time 0.
     #[arg(long)]
     pub poisson: Option<f64>,
-    /// Algorithms to mix, comma-separated (pagerank, bfs, sssp, wcc, cdlp);
+    /// Algorithms to mix, comma-separated (bfs, sssp, pagerank, wcc, cdlp);
     /// jobs take them in turn (counts differ by at most one), in an order
     /// shuffled by the seed. SSSP is left out on unweighted graphs.
-    #[arg(long, value_delimiter = ',', default_values_t = MIX_ALGORITHMS.map(String::from))]
+    #[arg(long, value_delimiter = ',', default_values_t = mix_algorithms().into_iter().map(String::from))]
     pub algos: Vec<String>,
     /// PageRank iterations (fixed count).
     #[arg(long, default_value_t = DEFAULT_PR_ITERATIONS)]
@@ -60,10 +63,10 @@ pub fn mix(ctx: &Ctx, a: MixArgs) -> anyhow::Result<()> {
         }
     }
     for name in &a.algos {
-        if !MIX_ALGORITHMS.contains(&name.as_str()) {
+        if !mix_algorithms().contains(&name.as_str()) {
             bail!(
                 "unknown algorithm '{name}' in --algos (expected some of: {})",
-                MIX_ALGORITHMS.join(", ")
+                mix_algorithms().join(", ")
             );
         }
     }

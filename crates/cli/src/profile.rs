@@ -12,8 +12,8 @@ use clap::Args;
 use plexus_jobs::sched::model::{Cost, Machine, DEFAULT_BANDWIDTH_GBS};
 use plexus_jobs::sched::numa::read_nodes;
 use plexus_jobs::sched::profile::{
-    default_cost, graph_version, load, profile_graph, save, GraphProfile, ProfileConfig,
-    ProfileStatus, PROFILE_ALGORITHMS, PROFILE_FILE,
+    default_cost, graph_version, load, profile_algorithms, profile_graph, save, GraphProfile,
+    ProfileConfig, ProfileStatus, PROFILE_FILE,
 };
 use plexus_jobs::{Algorithm, Catalog, Snapshot};
 use serde_json::json;
@@ -29,7 +29,7 @@ pub struct ProfileArgs {
     /// The stored graph.
     pub graph: String,
     /// Algorithms to profile, comma-separated (bfs, sssp, pagerank, wcc, cdlp).
-    #[arg(long, value_delimiter = ',', default_values_t = PROFILE_ALGORITHMS.map(String::from))]
+    #[arg(long, value_delimiter = ',', default_values_t = profile_algorithms().into_iter().map(String::from))]
     pub algos: Vec<String>,
     /// Runs per thread count (the median is kept); BFS and SSSP use one root per run.
     #[arg(long, default_value_t = DEFAULT_RUNS as u64, value_parser = clap::value_parser!(u64).range(1..=100))]
@@ -126,7 +126,7 @@ pub fn ensure_profile(
         snap,
         &version,
         &ProfileConfig {
-            algorithms: PROFILE_ALGORITHMS.map(String::from).to_vec(),
+            algorithms: profile_algorithms().into_iter().map(String::from).collect(),
             runs: DEFAULT_RUNS,
             max_threads: cores(),
             llc_bytes: llc,
@@ -147,10 +147,10 @@ pub fn cost_of(profile: Option<&GraphProfile>, snap: &Snapshot, alg: &Algorithm)
 
 pub fn profile(ctx: &Ctx, a: ProfileArgs) -> anyhow::Result<()> {
     for name in &a.algos {
-        if !PROFILE_ALGORITHMS.contains(&name.as_str()) {
+        if !profile_algorithms().contains(&name.as_str()) {
             bail!(
                 "unknown algorithm '{name}' in --algos (expected some of: {})",
-                PROFILE_ALGORITHMS.join(", ")
+                profile_algorithms().join(", ")
             );
         }
     }

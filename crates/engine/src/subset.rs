@@ -102,6 +102,16 @@ impl VertexSubset {
         }
     }
 
+    /// This subset with each vertex once: a sparse list that may repeat a
+    /// vertex (a push lists a vertex once per message that changed it) is
+    /// sorted and deduplicated; a dense subset is returned as it is.
+    pub fn deduplicated(self) -> Self {
+        match self.repr {
+            Repr::Sparse { ids, .. } => VertexSubset::from_ids(self.n, ids),
+            Repr::Dense { .. } => self,
+        }
+    }
+
     /// A sparse subset from ids the caller guarantees distinct and `< n`
     /// (for example the output of an edge-map whose updates return `true`
     /// once per vertex). Checked in debug builds only.

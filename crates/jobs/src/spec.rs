@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use plexus_engine::algo::{cdlp, pagerank, sssp};
+use plexus_engine::registry;
 use plexus_graph::{Graph, VertexId};
 
 use crate::error::JobError;
@@ -62,16 +63,34 @@ impl Algorithm {
         }
     }
 
-    /// The algorithm's short name (`bfs`, `sssp`, `pagerank`, `wcc`, `cdlp`).
-    pub fn name(&self) -> &'static str {
+    /// The registry's algorithm this job runs (personalised PageRank is a
+    /// PageRank job with teleport sources).
+    pub fn kind(&self) -> registry::Algorithm {
         match self {
-            Algorithm::Bfs { .. } => "bfs",
-            Algorithm::Sssp { .. } => "sssp",
-            Algorithm::PageRank { .. } => "pagerank",
-            Algorithm::Wcc => "wcc",
-            Algorithm::Cdlp { .. } => "cdlp",
+            Algorithm::Bfs { .. } => registry::Algorithm::Bfs,
+            Algorithm::Sssp { .. } => registry::Algorithm::Sssp,
+            Algorithm::PageRank { .. } => registry::Algorithm::PageRank,
+            Algorithm::Wcc => registry::Algorithm::Wcc,
+            Algorithm::Cdlp { .. } => registry::Algorithm::Cdlp,
         }
     }
+
+    /// The algorithm's short name, the registry's (`bfs`, `sssp`,
+    /// `pagerank`, `wcc`, `cdlp`).
+    pub fn name(&self) -> &'static str {
+        registry::entry(self.kind()).name
+    }
+}
+
+/// The algorithms a job mix and a profile take, by name, in the registry's
+/// order: every registry entry marked `batch`, except `ppr` (a PageRank job
+/// with teleport sources, not a kind of its own).
+pub fn job_algorithms() -> Vec<&'static str> {
+    registry::ALGORITHMS
+        .iter()
+        .filter(|e| e.batch && e.algorithm != registry::Algorithm::Ppr)
+        .map(|e| e.name)
+        .collect()
 }
 
 /// A deliberate fault, for testing that a failing job fails alone.
@@ -231,6 +250,32 @@ pub(crate) fn state_bytes(g: &Graph, r: &Resolved) -> u64 {
         // label, next, changed flags, plus each worker's label counts.
         Resolved::Cdlp { .. } => {
             9 * n + cdlp::tally_bytes(g) * rayon::current_num_threads().max(1) as u64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every job kind the registry marks `batch` has a job here, under the
+    /// registry's name, and no job kind is missing from the registry.
+    #[test]
+    fn job_kinds_are_the_registry_batch_entries() {
+        let jobs = [
+            Algorithm::Bfs { source: "0".into() },
+            Algorithm::Sssp {
+                source: "0".into(),
+                delta: None,
+            },
+            Algorithm::pagerank(0.85),
+            Algorithm::Wcc,
+            Algorithm::cdlp(),
+        ];
+        let names: Vec<&str> = jobs.iter().map(Algorithm::name).collect();
+        assert_eq!(names, job_algorithms());
+        for j in &jobs {
+            assert!(registry::entry(j.kind()).batch, "{}", j.name());
         }
     }
 }

@@ -754,11 +754,8 @@ impl Driver for SccDriver {
     }
 
     fn activated<V: Vertices>(&mut self, _ops: &V, next: VertexSubset) {
-        let n = next.num_vertices();
-        self.frontier = Some(match next.as_sparse() {
-            Some(ids) => VertexSubset::from_ids(n, ids.to_vec()),
-            None => next,
-        });
+        // A push may list a vertex once per message that changed it.
+        self.frontier = Some(next.deduplicated());
     }
 
     fn finish<V: Vertices>(self, _ops: &V) -> Output {

@@ -50,8 +50,11 @@ pub const PROFILE_FORMAT_VERSION: u32 = 2;
 pub const PROFILE_PR_ITERATIONS: usize = 20;
 /// CDLP iterations of the profiled representative (`plexus mix`'s default).
 pub const PROFILE_CDLP_ITERATIONS: usize = 10;
-/// Algorithms profiled by default.
-pub const PROFILE_ALGORITHMS: [&str; 5] = ["bfs", "sssp", "pagerank", "wcc", "cdlp"];
+/// Algorithms profiled by default: every job kind
+/// ([`crate::spec::job_algorithms`]).
+pub fn profile_algorithms() -> Vec<&'static str> {
+    crate::spec::job_algorithms()
+}
 /// What `counter_source` says when bytes are counted by the executor.
 pub const COUNTER_SOURCE_ESTIMATE: &str = "estimate: bytes counted by the executor";
 /// What `counter_source` says when bytes are hardware counts.
@@ -212,7 +215,7 @@ pub fn save(path: &Path, p: &GraphProfile) -> std::io::Result<()> {
 /// Settings of the profiler.
 #[derive(Clone, Debug)]
 pub struct ProfileConfig {
-    /// Algorithms to profile (names as in [`PROFILE_ALGORITHMS`]); SSSP is
+    /// Algorithms to profile (names as in [`profile_algorithms`]); SSSP is
     /// skipped on unweighted graphs.
     pub algorithms: Vec<String>,
     /// Runs per thread count (≥ 1); BFS and SSSP use one root per run.
@@ -485,7 +488,7 @@ pub fn profile_graph(
                 other => {
                     return Err(JobError::InvalidJob(format!(
                         "unknown algorithm '{other}' to profile (expected some of: {})",
-                        PROFILE_ALGORITHMS.join(", ")
+                        profile_algorithms().join(", ")
                     )))
                 }
             };
