@@ -338,6 +338,7 @@ pub(crate) fn assemble(
         weight_stats: Default::default(),
         strictly_increasing: Default::default(),
         tiles: None,
+        base_version: 0,
     }
 }
 

@@ -84,6 +84,31 @@ pub struct Graph {
     pub(crate) strictly_increasing: std::sync::OnceLock<bool>,
     /// The in-edges as tiles ([`crate::tiles`]), when the store holds them.
     pub(crate) tiles: Option<crate::tiles::Tiles>,
+    /// The live-graph version this topology is (0 for an imported graph;
+    /// a compaction writes the version it merged, see `plexus-store`).
+    pub(crate) base_version: u64,
+}
+
+/// The arrays of a graph built outside the builder (a live graph's
+/// snapshot), for [`Graph::from_parts`].
+#[derive(Clone, Debug)]
+pub struct GraphParts {
+    /// Whether edges are directed.
+    pub directed: bool,
+    /// Out-edges; for undirected graphs symmetric (each edge `{u, v}`,
+    /// u ≠ v, as two arcs).
+    pub out: Adjacency,
+    /// In-edges of a directed graph (`None`: computed by transposing).
+    pub inc: Option<Adjacency>,
+    /// External ids of `0..n`.
+    pub ids: IdMap,
+    /// `(old_of_new, new_of_old)`: natural ids of the internal ids and
+    /// back, when the internal order is not the natural one.
+    pub permutation: Option<(Section<VertexId>, Section<VertexId>)>,
+    /// The order the internal ids follow.
+    pub order: VertexOrder,
+    /// The version the graph is (see [`Graph::base_version`]).
+    pub base_version: u64,
 }
 
 /// One pass over the out-edge weights, in fixed blocks so the sum does not
@@ -281,6 +306,85 @@ impl Graph {
         self
     }
 
+    /// The graph with tiles when they pay ([`crate::tiles::Tiles::worthwhile`],
+    /// the store's rule; built as the store builds them), else as it is.
+    pub fn with_tiles_if_worthwhile(mut self) -> Graph {
+        if self.tiles.is_none()
+            && crate::tiles::Tiles::worthwhile(self.num_vertices(), self.num_arcs())
+        {
+            self.tiles = Some(crate::tiles::Tiles::build(self.inc()));
+        }
+        self
+    }
+
+    /// The live-graph version this topology is: 0 for an imported or
+    /// generated graph, the merged version for a compacted one.
+    pub fn base_version(&self) -> u64 {
+        self.base_version
+    }
+
+    /// This graph labelled as version `v` (written into the store file).
+    pub fn with_base_version(mut self, v: u64) -> Graph {
+        self.base_version = v;
+        self
+    }
+
+    /// The vertex-order permutation `(old_of_new, new_of_old)` as shared
+    /// sections (no copy), when the graph has one.
+    pub fn permutation(&self) -> Option<(Section<VertexId>, Section<VertexId>)> {
+        match (&self.old_of_new, &self.new_of_old) {
+            (Some(a), Some(b)) => Some((a.clone(), b.clone())),
+            _ => None,
+        }
+    }
+
+    /// Assembles a graph from arrays built elsewhere, checking what the
+    /// builder guarantees: equal vertex counts, ids and permutation of
+    /// length `n`, the permutation and its inverse agreeing, every
+    /// neighbour below `n`, every list sorted (ties by weight need not
+    /// hold), in-edges exactly for directed graphs. Linear, in parallel.
+    pub fn from_parts(p: GraphParts) -> crate::Result<Graph> {
+        let bad = |m: String| crate::GraphError::InvalidArgument(format!("graph parts: {m}"));
+        let n = p.out.num_vertices();
+        if p.ids.len() != n {
+            return Err(bad(format!("{} ids for {n} vertices", p.ids.len())));
+        }
+        let inc = match (p.directed, p.inc) {
+            (true, Some(inc)) => Some(inc),
+            (true, None) => Some(crate::builder::transpose(&p.out)),
+            (false, None) => None,
+            (false, Some(_)) => return Err(bad("in-edges given for an undirected graph".into())),
+        };
+        for (name, adj) in [("out", Some(&p.out)), ("in", inc.as_ref())] {
+            let Some(adj) = adj else { continue };
+            if adj.num_vertices() != n {
+                return Err(bad(format!(
+                    "{name}-edges cover {} vertices, not {n}",
+                    adj.num_vertices()
+                )));
+            }
+            if let Some(v) = first_unsorted_list(adj) {
+                return Err(bad(format!(
+                    "{name}-list of vertex {v} is unsorted or names a vertex >= {n}"
+                )));
+            }
+        }
+        if let Some((old_of_new, new_of_old)) = &p.permutation {
+            let ok = old_of_new.len() == n
+                && new_of_old.len() == n
+                && (0..n).into_par_iter().all(|v| {
+                    let o = old_of_new[v] as usize;
+                    o < n && new_of_old[o] as usize == v
+                });
+            if !ok {
+                return Err(bad("the permutation and its inverse disagree".into()));
+            }
+        }
+        let mut g = crate::builder::assemble(p.out, inc, p.ids, p.permutation, p.directed, p.order);
+        g.base_version = p.base_version;
+        Ok(g)
+    }
+
     /// The graph with every arc reversed, sharing this graph's arrays (no
     /// copy of the edges): its out-edges are these in-edges and its
     /// in-edges these out-edges, so a push along its out-edges follows
@@ -311,6 +415,7 @@ impl Graph {
             weight_stats: std::sync::OnceLock::new(),
             strictly_increasing: std::sync::OnceLock::new(),
             tiles: None,
+            base_version: self.base_version,
         }
     }
     /// Out-neighbours of `v`, sorted.
@@ -382,4 +487,14 @@ impl Graph {
                 .map(move |(i, &v)| (u, v, ws.map(|w| w[i])))
         })
     }
+}
+
+/// The first vertex whose list is not non-decreasing or names a vertex
+/// `>= n`.
+fn first_unsorted_list(adj: &Adjacency) -> Option<usize> {
+    let n = adj.num_vertices();
+    (0..n).into_par_iter().find_first(|&v| {
+        let nb = adj.neighbors(v as VertexId);
+        nb.windows(2).any(|w| w[0] > w[1]) || nb.last().is_some_and(|&x| x as usize >= n)
+    })
 }

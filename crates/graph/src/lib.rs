@@ -38,7 +38,7 @@ pub use adjacency::Adjacency;
 pub use builder::{build, BuildOptions, DuplicatePolicy, EdgeBuffer, LoopPolicy};
 pub use chunks::Chunk;
 pub use error::{GraphError, Result};
-pub use graph::{DegreeSummary, Graph, GraphMeta, VertexOrder, WeightStats};
+pub use graph::{DegreeSummary, Graph, GraphMeta, GraphParts, VertexOrder, WeightStats};
 pub use ids::{ExternalId, IdKind, IdMap};
 pub use import::{import_file, Format, ImportOptions, NoProgress, Progress};
 pub use order::OrderChoice;

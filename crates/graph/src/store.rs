@@ -321,6 +321,36 @@ impl DataDir {
         Ok(final_dir.to_path_buf())
     }
 
+    /// Replaces graph `name`'s `graph.plx` by `g` in place of the old one,
+    /// keeping the directory and its other files (a live graph's log):
+    /// written to `.graph.plx.tmp-PID` beside it, synced, verified, then
+    /// renamed over `graph.plx` and the directory synced. Readers that
+    /// mapped the old file keep reading it until they drop it; a crash
+    /// leaves either file whole. The caller holds the graph's writer lock.
+    pub fn replace_graph_file(&self, name: &str, g: &Graph) -> Result<()> {
+        valid_name(name)?;
+        let dir = self.graph_dir(name);
+        if !dir.join(GRAPH_FILE).exists() {
+            return Err(GraphError::UnknownGraph {
+                name: name.into(),
+                dir: self.root.clone(),
+            });
+        }
+        let tmp = dir.join(format!(".{GRAPH_FILE}.tmp-{}", std::process::id()));
+        let result = write_graph_file(&tmp, g).and_then(|()| check_graph_file(&tmp));
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        let graph_file = dir.join(GRAPH_FILE);
+        fs::rename(&tmp, &graph_file).map_err(|e| GraphError::io(&graph_file, e))?;
+        if let Ok(d) = File::open(&dir) {
+            d.sync_all().map_err(|e| GraphError::io(&dir, e))?;
+        }
+        record_verified(&graph_file);
+        self.save_degree_summary(name, &g.degree_summary())
+    }
+
     /// Opens graph `name` read-only (memory-mapped). Checks, linear in the
     /// vertices only, that its offsets are non-decreasing and its id maps
     /// hold ids below n ([`check_offsets`]); verifies every checksum
@@ -605,6 +635,9 @@ pub struct Header {
     pub sections: Vec<SectionEntry>,
     /// The header's own checksum (stored after the section table).
     pub header_checksum: u64,
+    /// The live-graph version the file holds (0 unless written by a
+    /// compaction; files before it hold zeros there).
+    pub base_version: u64,
 }
 
 impl Header {
@@ -802,7 +835,8 @@ fn encode_header(g: &Graph, entries: &[SectionEntry]) -> Vec<u8> {
     h.extend_from_slice(&order_code(m.order).to_le_bytes());
     h.extend_from_slice(&id_kind.to_le_bytes());
     h.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-    h.extend_from_slice(&[0u8; 12]);
+    h.extend_from_slice(&g.base_version.to_le_bytes());
+    h.extend_from_slice(&[0u8; 4]);
     debug_assert_eq!(h.len(), FIXED_HEADER);
     for e in entries {
         h.extend_from_slice(&(e.kind as u32).to_le_bytes());
@@ -900,6 +934,7 @@ fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
         id_kind,
         sections,
         header_checksum,
+        base_version: le_u64(b, 52),
     })
 }
 
@@ -1053,6 +1088,7 @@ pub fn open_graph_file(path: &Path) -> Result<Graph> {
         weight_stats: Default::default(),
         strictly_increasing: Default::default(),
         tiles,
+        base_version: h.base_version,
     })
 }
 

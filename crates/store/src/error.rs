@@ -18,6 +18,39 @@ pub enum StoreError {
     /// A graph-crate error (opening the base, ids).
     #[error(transparent)]
     Graph(#[from] plexus_graph::GraphError),
+    /// A vertex id that is not in the graph (at this version).
+    #[error("vertex {id} does not exist")]
+    UnknownVertex { id: String },
+    /// `add-vertex` of a vertex that exists.
+    #[error("vertex {id} already exists")]
+    VertexExists { id: String },
+    /// `add-edge` of an edge that exists.
+    #[error("edge {u} {v} already exists (set-weight changes its weight)")]
+    EdgeExists { u: String, v: String },
+    /// `remove-edge` or `set-weight` of an edge that does not exist.
+    #[error("edge {u} {v} does not exist")]
+    EdgeMissing { u: String, v: String },
+    /// An op that does not fit the graph (a weight on an unweighted graph,
+    /// a missing or non-finite weight, an id of the wrong kind).
+    #[error("{0}")]
+    BadOp(String),
+    /// First committer wins: a partition this transaction wrote was
+    /// changed by a commit after its snapshot.
+    #[error("write-write conflict on partition {partition} (vertices {first}..{end}): changed by version {by} after this transaction's snapshot {snapshot}; retry the transaction")]
+    Conflict {
+        partition: usize,
+        first: u64,
+        end: u64,
+        by: u64,
+        snapshot: u64,
+    },
+    /// The graph was compacted after this transaction's snapshot (its
+    /// vertex numbering is gone); retry the transaction.
+    #[error("the graph was compacted to version {version} after this transaction's snapshot {snapshot}; retry the transaction")]
+    Compacted { version: u64, snapshot: u64 },
+    /// A commit failed to reach the log; the graph refuses further writes.
+    #[error("the live graph refuses writes after a failed commit ({0}); reopen it")]
+    Poisoned(String),
 }
 
 impl StoreError {

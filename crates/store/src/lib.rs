@@ -17,8 +17,15 @@
 
 pub mod error;
 pub mod fault;
+pub mod live;
+pub mod materialize;
 pub mod ops;
+pub mod tx;
+pub mod version;
 pub mod wal;
 
 pub use error::{Result, StoreError};
+pub use live::LiveGraph;
 pub use ops::Op;
+pub use tx::Transaction;
+pub use version::Snapshot;

@@ -1,0 +1,192 @@
+//! [`LiveGraph`]: the versions of one graph, its commits and (when opened
+//! from a data directory) its log.
+//!
+//! Commit protocol (first committer wins, Grace §5): under the commit lock
+//! a transaction's partitions are checked against the head (the newest
+//! version assigned, durable or not); if none changed after its snapshot
+//! the next version is made from the head with the transaction's copies
+//! installed, its record is queued on the log, and the lock is released.
+//! The committer then waits for the log's group commit (one fdatasync for
+//! every record queued meanwhile) and publishes its version once every
+//! earlier version is published, so a snapshot never sees a version whose
+//! predecessor is not durable. A failed log write poisons the graph: the
+//! head may hold versions that are not durable, so every later commit
+//! fails until the graph is reopened (recovery reads what the log holds).
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use plexus_graph::Graph;
+
+use crate::error::{Result, StoreError};
+use crate::tx::Transaction;
+use crate::version::{Snapshot, VersionData, PART_SIZE};
+
+/// Where a commit's record goes before the commit is acknowledged.
+pub trait CommitLog: Send + Sync {
+    /// Queues the record of `version` (called under the commit lock, so
+    /// records are queued in version order); returns a ticket to wait on.
+    fn enqueue(&self, version: u64, ops: &[crate::ops::Op]) -> Result<u64>;
+    /// Returns once the record of `ticket` is durable.
+    fn wait(&self, ticket: u64) -> Result<()>;
+}
+
+/// The versions of one graph.
+pub struct LiveGraph {
+    head: Mutex<Snapshot>,
+    published: Mutex<Snapshot>,
+    publish_cv: Condvar,
+    poisoned: Mutex<Option<String>>,
+    log: Option<Box<dyn CommitLog>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl LiveGraph {
+    /// A live graph over `base` with no log (changes live in memory only).
+    pub fn in_memory(base: Arc<Graph>) -> LiveGraph {
+        LiveGraph::with_log(base, None)
+    }
+
+    /// A live graph over `base` whose commits go to `log` first.
+    pub fn with_log(base: Arc<Graph>, log: Option<Box<dyn CommitLog>>) -> LiveGraph {
+        let s = Snapshot::of_base(base);
+        LiveGraph {
+            head: Mutex::new(s.clone()),
+            published: Mutex::new(s),
+            publish_cv: Condvar::new(),
+            poisoned: Mutex::new(None),
+            log,
+        }
+    }
+
+    /// The newest published version, pinned for as long as it is held.
+    pub fn snapshot(&self) -> Snapshot {
+        lock(&self.published).clone()
+    }
+
+    /// A transaction reading the newest published version.
+    pub fn begin(&self) -> Transaction {
+        Transaction::new(self.snapshot())
+    }
+
+    /// Discards a transaction (nothing it did is visible anywhere; live ids
+    /// it allocated stay unused).
+    pub fn abort(&self, tx: Transaction) {
+        drop(tx);
+    }
+
+    /// Commits `tx` and returns its version (the snapshot's version when it
+    /// wrote nothing). Fails with [`StoreError::Conflict`] naming the first
+    /// partition another commit changed after `tx`'s snapshot.
+    pub fn commit(&self, tx: Transaction) -> Result<u64> {
+        if tx.ops.is_empty() {
+            return Ok(tx.snap.version());
+        }
+        if let Some(why) = lock(&self.poisoned).clone() {
+            return Err(StoreError::Poisoned(why));
+        }
+        let (version, next, ticket) = {
+            let mut head = lock(&self.head);
+            let (next, ops) = next_version(&head, tx)?;
+            let version = next.version();
+            let ticket = match &self.log {
+                Some(log) => Some(log.enqueue(version, &ops)?),
+                None => None,
+            };
+            *head = next.clone();
+            (version, next, ticket)
+        };
+        if let (Some(log), Some(t)) = (&self.log, ticket) {
+            if let Err(e) = log.wait(t) {
+                *lock(&self.poisoned) = Some(e.to_string());
+                self.publish_cv.notify_all();
+                return Err(e);
+            }
+        }
+        let mut p = lock(&self.published);
+        while p.version() + 1 != version {
+            if let Some(why) = lock(&self.poisoned).clone() {
+                return Err(StoreError::Poisoned(why));
+            }
+            p = self.publish_cv.wait(p).unwrap_or_else(|e| e.into_inner());
+        }
+        *p = next;
+        self.publish_cv.notify_all();
+        Ok(version)
+    }
+
+    /// Applies already-logged ops as version `version` (recovery: no log
+    /// write, no conflict check, versions must follow each other).
+    pub(crate) fn replay(&self, version: u64, ops: Vec<crate::ops::Op>) -> Result<()> {
+        let mut tx = self.begin();
+        for op in ops {
+            tx.apply(op)?;
+        }
+        let mut head = lock(&self.head);
+        if head.version() + 1 != version {
+            return Err(StoreError::BadOp(format!(
+                "log record of version {version} follows version {}",
+                head.version()
+            )));
+        }
+        let (next, _) = next_version(&head, tx)?;
+        *head = next.clone();
+        *lock(&self.published) = next;
+        Ok(())
+    }
+}
+
+/// The version after `head` with `tx`'s partitions installed, and `tx`'s
+/// ops; or the conflict that forbids it.
+fn next_version(head: &Snapshot, tx: Transaction) -> Result<(Snapshot, Vec<crate::ops::Op>)> {
+    let snap_v = tx.snap.version();
+    if !Arc::ptr_eq(head.base(), tx.snap.base()) {
+        return Err(StoreError::Compacted {
+            version: head.base().base_version(),
+            snapshot: snap_v,
+        });
+    }
+    let mut touched: Vec<usize> = tx.dirty.keys().copied().collect();
+    touched.sort_unstable();
+    for &p in &touched {
+        let by = head.partition_version(p);
+        if by > snap_v {
+            return Err(StoreError::Conflict {
+                partition: p,
+                first: (p * PART_SIZE) as u64,
+                end: ((p + 1) * PART_SIZE) as u64,
+                by,
+                snapshot: snap_v,
+            });
+        }
+    }
+    let version = head.version() + 1;
+    let h = &head.v;
+    let n_ids = h.n_ids.max(tx.id_end);
+    let mut parts = h.parts.clone();
+    if parts.len() < n_ids.div_ceil(PART_SIZE) {
+        parts.resize(n_ids.div_ceil(PART_SIZE), None);
+    }
+    for (p, mut d) in tx.dirty {
+        d.version = version;
+        if parts.len() <= p {
+            parts.resize(p + 1, None);
+        }
+        parts[p] = Some(Arc::new(d));
+    }
+    let next = Snapshot {
+        v: Arc::new(VersionData {
+            version,
+            base: h.base.clone(),
+            ids: h.ids.clone(),
+            parts,
+            n_ids,
+            alive: (h.alive as i64 + tx.alive_delta) as u64,
+            arcs: (h.arcs as i64 + tx.arcs_delta) as u64,
+            ops_since_base: h.ops_since_base + tx.ops.len() as u64,
+            materialized: Default::default(),
+        }),
+    };
+    Ok((next, tx.ops))
+}

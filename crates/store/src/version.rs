@@ -1,0 +1,339 @@
+//! Versions of a live graph: copy-on-write partitions over an immutable base
+//! (Grace §6.1.2: changes shared by all versions, a pointer array per
+//! version).
+//!
+//! Live vertex ids: `0..n_base` are the base's internal ids; vertices added
+//! later get ids from `n_base` up, never reused (a removed vertex keeps its
+//! id, dead; adding its external id again revives it). Compaction writes a
+//! new base and renumbers.
+//!
+//! A partition is the block of [`PART_SIZE`] consecutive live ids. A
+//! version holds, per partition, `None` (as in the base) or a shared
+//! [`PartDelta`]: the vertices of the partition whose lists or liveness
+//! changed, each with its whole new list (copy on write per vertex). A
+//! commit copies the pointer array and replaces the deltas of the
+//! partitions it touched; every other partition is shared with the
+//! version before it. A partition's delta carries the version that made
+//! it, which is what conflict detection compares.
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use plexus_graph::{ExternalId, Graph, IdKind, VertexId, Weight};
+
+use crate::error::{Result, StoreError};
+
+/// log2 of the vertices of a partition.
+pub const PART_SHIFT: u32 = 12;
+/// Vertices of a partition (the unit of copy-on-write and of conflicts).
+pub const PART_SIZE: usize = 1 << PART_SHIFT;
+
+/// The partition of live vertex `v`.
+#[inline]
+pub fn partition_of(v: VertexId) -> usize {
+    (v >> PART_SHIFT) as usize
+}
+
+/// A changed neighbour list: sorted by neighbour (copies of one edge by
+/// weight); `weights`, on weighted graphs, parallel to `nbrs`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct List {
+    pub nbrs: Vec<VertexId>,
+    pub weights: Option<Vec<Weight>>,
+}
+
+impl List {
+    /// A list copied from slices.
+    pub fn of(nbrs: &[VertexId], weights: Option<&[Weight]>) -> List {
+        List {
+            nbrs: nbrs.to_vec(),
+            weights: weights.map(<[Weight]>::to_vec),
+        }
+    }
+
+    /// An empty list (weighted when `weighted`).
+    pub fn empty(weighted: bool) -> List {
+        List {
+            nbrs: Vec::new(),
+            weights: weighted.then(Vec::new),
+        }
+    }
+
+    /// Inserts `x` (with `w` on weighted lists) at its sorted place.
+    pub fn insert(&mut self, x: VertexId, w: Option<Weight>) {
+        let at = match (&self.weights, w) {
+            (Some(ws), Some(w)) => {
+                let lo = self.nbrs.partition_point(|&y| y < x);
+                let hi = self.nbrs.partition_point(|&y| y <= x);
+                lo + ws[lo..hi].partition_point(|&z| z <= w)
+            }
+            _ => self.nbrs.partition_point(|&y| y <= x),
+        };
+        self.nbrs.insert(at, x);
+        if let Some(ws) = &mut self.weights {
+            ws.insert(at, w.unwrap_or(1.0));
+        }
+    }
+
+    /// Removes every copy of `x`; returns how many there were.
+    pub fn remove_all(&mut self, x: VertexId) -> usize {
+        let lo = self.nbrs.partition_point(|&y| y < x);
+        let hi = self.nbrs.partition_point(|&y| y <= x);
+        self.nbrs.drain(lo..hi);
+        if let Some(ws) = &mut self.weights {
+            ws.drain(lo..hi);
+        }
+        hi - lo
+    }
+
+    /// Sets the weight of every copy of `x`; returns how many there were.
+    pub fn set_weight(&mut self, x: VertexId, w: Weight) -> usize {
+        let lo = self.nbrs.partition_point(|&y| y < x);
+        let hi = self.nbrs.partition_point(|&y| y <= x);
+        if let Some(ws) = &mut self.weights {
+            ws[lo..hi].iter_mut().for_each(|z| *z = w);
+        }
+        hi - lo
+    }
+
+    /// Whether `x` is in the list.
+    pub fn contains(&self, x: VertexId) -> bool {
+        self.nbrs.binary_search(&x).is_ok()
+    }
+}
+
+/// A vertex whose liveness or lists differ from the base. `None` lists are
+/// the base's (only for base vertices; an added vertex always has both).
+#[derive(Clone, Debug)]
+pub(crate) struct VertexDelta {
+    pub alive: bool,
+    pub out: Option<Arc<List>>,
+    /// In-edges of directed graphs (unused for undirected ones).
+    pub inc: Option<Arc<List>>,
+}
+
+/// The changed vertices of one partition, made by commit `version`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PartDelta {
+    pub version: u64,
+    pub verts: HashMap<VertexId, VertexDelta>,
+}
+
+/// External ids of the vertices added after the base, shared (append-only)
+/// by every version over that base. An id listed here exists in a version
+/// only when that version marks it alive.
+#[derive(Debug, Default)]
+pub(crate) struct IdOverlay {
+    pub ext: Vec<ExternalId>,
+    pub of: HashMap<ExternalId, VertexId>,
+}
+
+/// One version: the base, the partitions' deltas and the counts.
+pub(crate) struct VersionData {
+    pub version: u64,
+    pub base: Arc<Graph>,
+    pub ids: Arc<RwLock<IdOverlay>>,
+    pub parts: Vec<Option<Arc<PartDelta>>>,
+    /// Live ids `0..n_ids` may be alive in this version.
+    pub n_ids: usize,
+    /// Vertices alive.
+    pub alive: u64,
+    /// Arcs stored (as the base counts them: two per undirected edge
+    /// between distinct vertices, one per self-loop).
+    pub arcs: u64,
+    /// Ops applied since the base (what compaction would merge).
+    pub ops_since_base: u64,
+    pub materialized: OnceLock<Arc<Graph>>,
+}
+
+/// A consistent, immutable view of one version of a live graph: it reads
+/// the same graph for as long as it is held, whatever commits follow.
+/// Cheap to clone (shared).
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) v: Arc<VersionData>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("version", &self.v.version)
+            .field("vertices", &self.v.alive)
+            .field("arcs", &self.v.arcs)
+            .finish()
+    }
+}
+
+impl Snapshot {
+    /// The first version over `base`: the base itself, as version
+    /// `base.base_version()`.
+    pub fn of_base(base: Arc<Graph>) -> Snapshot {
+        let n = base.num_vertices();
+        let arcs = base.num_arcs();
+        Snapshot {
+            v: Arc::new(VersionData {
+                version: base.base_version(),
+                parts: vec![None; n.div_ceil(PART_SIZE)],
+                ids: Arc::default(),
+                n_ids: n,
+                alive: n as u64,
+                arcs,
+                ops_since_base: 0,
+                materialized: OnceLock::new(),
+                base,
+            }),
+        }
+    }
+
+    /// The version number.
+    pub fn version(&self) -> u64 {
+        self.v.version
+    }
+
+    /// The base this version is over.
+    pub fn base(&self) -> &Arc<Graph> {
+        &self.v.base
+    }
+
+    /// Whether edges are directed.
+    pub fn is_directed(&self) -> bool {
+        self.v.base.is_directed()
+    }
+
+    /// Whether edges carry weights.
+    pub fn is_weighted(&self) -> bool {
+        self.v.base.is_weighted()
+    }
+
+    /// Vertices alive in this version.
+    pub fn num_vertices(&self) -> u64 {
+        self.v.alive
+    }
+
+    /// Stored arcs (see [`plexus_graph::Graph::num_arcs`]).
+    pub fn num_arcs(&self) -> u64 {
+        self.v.arcs
+    }
+
+    /// Ops committed since the base (the changes compaction would merge).
+    pub fn ops_since_base(&self) -> u64 {
+        self.v.ops_since_base
+    }
+
+    /// The bound of live ids: every live vertex id is below it.
+    pub fn id_bound(&self) -> usize {
+        self.v.n_ids
+    }
+
+    pub(crate) fn delta(&self, v: VertexId) -> Option<&VertexDelta> {
+        self.v.parts.get(partition_of(v))?.as_ref()?.verts.get(&v)
+    }
+
+    /// The version that last changed partition `p` (the base's version if
+    /// none did).
+    pub fn partition_version(&self, p: usize) -> u64 {
+        match self.v.parts.get(p) {
+            Some(Some(d)) => d.version,
+            _ => self.v.base.base_version(),
+        }
+    }
+
+    /// Whether live vertex `v` exists in this version.
+    pub fn is_alive(&self, v: VertexId) -> bool {
+        match self.delta(v) {
+            Some(d) => d.alive,
+            None => (v as usize) < self.v.base.num_vertices(),
+        }
+    }
+
+    /// Out-neighbours of `v` (sorted) and their weights on weighted graphs;
+    /// empty for a vertex that is not alive.
+    pub fn out(&self, v: VertexId) -> (&[VertexId], Option<&[Weight]>) {
+        let base = &self.v.base;
+        match self.delta(v) {
+            Some(VertexDelta { out: Some(l), .. }) => (&l.nbrs, l.weights.as_deref()),
+            Some(VertexDelta { alive: false, .. }) => (&[], None),
+            _ if (v as usize) < base.num_vertices() => (base.out_neighbors(v), base.out_weights(v)),
+            _ => (&[], None),
+        }
+    }
+
+    /// In-neighbours of `v` (the out-neighbours on undirected graphs).
+    pub fn inc(&self, v: VertexId) -> (&[VertexId], Option<&[Weight]>) {
+        if !self.is_directed() {
+            return self.out(v);
+        }
+        let base = &self.v.base;
+        match self.delta(v) {
+            Some(VertexDelta { inc: Some(l), .. }) => (&l.nbrs, l.weights.as_deref()),
+            Some(VertexDelta { alive: false, .. }) => (&[], None),
+            _ if (v as usize) < base.num_vertices() => (base.in_neighbors(v), base.in_weights(v)),
+            _ => (&[], None),
+        }
+    }
+
+    /// Whether the arc `u → v` exists (either direction on undirected
+    /// graphs).
+    pub fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
+        self.out(u).0.binary_search(&v).is_ok()
+    }
+
+    /// The external id of live vertex `v` (`v` below [`Self::id_bound`]).
+    pub fn external(&self, v: VertexId) -> ExternalId {
+        let n = self.v.base.num_vertices();
+        if (v as usize) < n {
+            return self.v.base.ids().external(v);
+        }
+        let ids = self.v.ids.read().unwrap_or_else(|e| e.into_inner());
+        ids.ext[v as usize - n].clone()
+    }
+
+    /// The live id of external id `x` when the vertex is alive here.
+    pub fn lookup(&self, x: &ExternalId) -> Option<VertexId> {
+        self.lookup_any(x).filter(|&v| self.is_alive(v))
+    }
+
+    /// The live id of `x`, alive or not (ids of removed or never-committed
+    /// vertices included).
+    pub(crate) fn lookup_any(&self, x: &ExternalId) -> Option<VertexId> {
+        let ids = self.v.base.ids();
+        let in_base = match x {
+            ExternalId::Int(i) if ids.kind() != IdKind::Str => ids.lookup_int(*i),
+            ExternalId::Str(s) if ids.kind() == IdKind::Str => ids.lookup_str(s),
+            _ => None,
+        };
+        if in_base.is_some() {
+            return in_base;
+        }
+        let o = self.v.ids.read().unwrap_or_else(|e| e.into_inner());
+        o.of.get(x)
+            .copied()
+            .filter(|&v| (v as usize) < self.v.n_ids)
+    }
+
+    /// Parses a user's vertex id as this graph's kind of external id.
+    pub fn parse_id(&self, s: &str) -> Result<ExternalId> {
+        parse_id(self.v.base.ids().kind(), s)
+    }
+
+    /// The live id of a user's vertex id (text), or an error naming it.
+    pub fn resolve(&self, s: &str) -> Result<VertexId> {
+        let x = self.parse_id(s)?;
+        self.lookup(&x)
+            .ok_or_else(|| StoreError::UnknownVertex { id: s.to_string() })
+    }
+}
+
+/// Parses `s` as an external id of `kind` (integers for identity and
+/// integer maps).
+pub fn parse_id(kind: IdKind, s: &str) -> Result<ExternalId> {
+    match kind {
+        IdKind::Str => Ok(ExternalId::Str(s.to_string())),
+        IdKind::Int | IdKind::Identity => {
+            s.trim().parse::<i64>().map(ExternalId::Int).map_err(|_| {
+                StoreError::BadOp(format!(
+                    "vertex id '{s}' is not an integer (this graph has integer ids)"
+                ))
+            })
+        }
+    }
+}
