@@ -17,8 +17,11 @@
 
 pub mod error;
 pub mod fault;
+pub mod lock;
 pub mod ops;
 pub mod wal;
 
 pub use error::{Result, StoreError};
+pub use lock::WriterLock;
 pub use ops::Op;
+pub use wal::{Record, Wal};
