@@ -182,10 +182,7 @@ enum Verdict {
 }
 
 fn crashed_error() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Other,
-        "the simulated machine has stopped (Input/output error)",
-    )
+    io::Error::other("the simulated machine has stopped (Input/output error)")
 }
 
 impl Disk {

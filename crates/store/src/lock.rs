@@ -5,7 +5,9 @@
 //! holding descriptor is closed, so it is released when the process exits
 //! or dies, even by `kill -9`: a stale lock file never blocks anyone.
 //! `flock` locks belong to the open file description, so a second
-//! `acquire` in the same process (a second descriptor) is refused too.
+//! `acquire` in the same process (a second descriptor) is refused too. A
+//! child forked by the holder shares the lock until it execs (std opens
+//! files close-on-exec) or exits.
 use crate::error::{Result, StoreError};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};

@@ -206,7 +206,7 @@ fn the_file_header_is_created_restored_when_torn_and_checked() {
     let mut other = image(1..=2).0;
     other[8] = 2;
     let (_, res) = open_bytes(&other);
-    let err = res.err().expect("refuses format 2");
+    let err = res.expect_err("refuses format 2");
     assert!(err.to_string().contains("log format 2"), "{err}");
     let fs = FaultyFs::new();
     fs.put(Path::new("log"), &bad);

@@ -9,7 +9,7 @@ use plexus_store::Op;
 pub fn record(version: u64) -> Record {
     let n = (version % 5) as usize;
     let id = |k: u64| {
-        if (version + k) % 3 == 0 {
+        if (version + k).is_multiple_of(3) {
             ExternalId::Str(format!("v{}-{k}", version))
         } else {
             ExternalId::Int(version as i64 * 10 - k as i64)
@@ -22,7 +22,7 @@ pub fn record(version: u64) -> Record {
             2 => Op::AddEdge {
                 u: id(k),
                 v: id(k + 1),
-                w: (k % 2 == 0).then_some(version as f64 * 0.5),
+                w: k.is_multiple_of(2).then_some(version as f64 * 0.5),
             },
             3 => Op::RemoveEdge {
                 u: id(k),
