@@ -241,6 +241,36 @@ fn rewrite_after_keeps_only_later_records_and_the_log_goes_on() {
     assert!(!path.with_extension("log.tmp").exists());
 }
 
+#[test]
+fn a_large_torn_record_is_a_torn_tail_and_a_bad_length_before_one_is_corruption() {
+    let big = |v: u64| Record {
+        version: v,
+        ops: (0..20_000i64)
+            .map(|i| Op::AddEdge {
+                u: ExternalId::Int(i * 3),
+                v: ExternalId::Int(i * 3 + 1),
+                w: Some(0.5),
+            })
+            .collect(),
+    };
+    let mut bytes = codec::file_header().to_vec();
+    encode_frame(&record(1), &mut bytes).expect("encodes");
+    let second = bytes.len();
+    encode_frame(&big(2), &mut bytes).expect("encodes");
+    let third = bytes.len();
+    encode_frame(&big(3), &mut bytes).expect("encodes");
+    for cut in [third + 9, third + 100_000, bytes.len() - 1] {
+        let report = inspect_bytes(&bytes[..cut]);
+        assert_eq!((report.records, report.corrupt), (2, None), "cut at {cut}");
+        assert_eq!(report.torn.map(|t| t.offset), Some(third as u64));
+    }
+    let mut bad = bytes.clone();
+    bad[second + 2] ^= 0x01; // the length of frame 2 now runs past the end
+    let report = inspect_bytes(&bad);
+    assert_eq!(report.records, 1);
+    assert_eq!(report.corrupt.map(|c| c.offset), Some(second as u64));
+}
+
 fn arb_id() -> impl Strategy<Value = ExternalId> {
     prop_oneof![
         any::<i64>().prop_map(ExternalId::Int),

@@ -182,7 +182,7 @@ fn thirty_kill_9s_at_random_moments_lose_no_acknowledged_commit() {
 }
 
 #[test]
-#[ignore = "slow: 1,000 kills (about two minutes); run with -- --ignored"]
+#[ignore = "slow: 1,000 kills (about 40 seconds in release); run with -- --ignored"]
 fn a_thousand_kill_9s_at_random_moments_lose_no_acknowledged_commit() {
     kill_loop(1000, 4747);
 }

@@ -46,7 +46,7 @@ const TAG_SET_WEIGHT: u8 = 5;
 const ID_INT: u8 = 0;
 const ID_STR: u8 = 1;
 /// The fewest bytes an op takes (a tag and an integer id).
-const MIN_OP_BYTES: usize = 10;
+pub(crate) const MIN_OP_BYTES: usize = 10;
 
 /// One committed transaction as the log stores it.
 #[derive(Clone, Debug, PartialEq)]

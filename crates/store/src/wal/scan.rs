@@ -10,7 +10,8 @@
 //! a valid checksum that does not decode, or whose version is not above the
 //! previous record's, is always corruption.
 use super::codec::{
-    decode_payload, Record, FORMAT, FRAME_HEADER_LEN, HEADER_LEN, MAGIC, MAX_PAYLOAD, MIN_PAYLOAD,
+    decode_payload, Record, FORMAT, FRAME_HEADER_LEN, HEADER_LEN, MAGIC, MAX_PAYLOAD, MIN_OP_BYTES,
+    MIN_PAYLOAD,
 };
 use std::ops::Range;
 
@@ -194,35 +195,54 @@ fn frame_at(bytes: &[u8], at: u64) -> Result<&[u8], String> {
 
 /// The first offset at or after `from` where a frame with a valid checksum,
 /// a decodable payload and a version above `last` starts.
+///
+/// Every byte offset is a candidate, so cheap structural filters (the
+/// length fits, the version is above `last`, the op count fits the length,
+/// the first op's tag and id kind are valid) come before the checksum; the
+/// scan stops at the first valid frame, so it reads at most the bytes up to
+/// it (for a torn tail: the rest of one frame).
 fn valid_frame_after(bytes: &[u8], from: u64, last: Option<u64>) -> Option<u64> {
     let total = bytes.len() as u64;
     let min_frame = FRAME_HEADER_LEN + u64::from(MIN_PAYLOAD);
     let mut at = from;
     while at + min_frame <= total {
-        let a = at as usize;
-        let len = u64::from(u32::from_le_bytes([
-            bytes[a],
-            bytes[a + 1],
-            bytes[a + 2],
-            bytes[a + 3],
-        ]));
-        // Cheap filters first: the length must fit and the version must be
-        // plausible; only then pay for the checksum.
-        let fits = len >= u64::from(MIN_PAYLOAD) && at + FRAME_HEADER_LEN + len <= total;
-        if fits {
-            let v = a + FRAME_HEADER_LEN as usize;
-            let mut vb = [0u8; 8];
-            vb.copy_from_slice(&bytes[v..v + 8]);
-            let version = u64::from_le_bytes(vb);
-            if last.is_none_or(|l| version > l) {
-                if let Ok(payload) = frame_at(bytes, at) {
-                    if decode_payload(payload).is_ok() {
-                        return Some(at);
-                    }
+        if plausible_frame(bytes, at as usize, last) {
+            if let Ok(payload) = frame_at(bytes, at) {
+                if decode_payload(payload).is_ok() {
+                    return Some(at);
                 }
             }
         }
         at += 1;
     }
     None
+}
+
+/// Whether the bytes at `a` (with at least a minimal frame's bytes after
+/// it) could start a frame following version `last`, by its fixed fields.
+fn plausible_frame(bytes: &[u8], a: usize, last: Option<u64>) -> bool {
+    let word = |i: usize, n: usize| {
+        bytes[i..i + n]
+            .iter()
+            .rev()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+    };
+    let len = word(a, 4);
+    let body = a + FRAME_HEADER_LEN as usize;
+    if len < u64::from(MIN_PAYLOAD) || (body as u64) + len > bytes.len() as u64 {
+        return false;
+    }
+    if last.is_some_and(|l| word(body, 8) <= l) {
+        return false;
+    }
+    let count = word(body + 8, 4);
+    let ops_bytes = len - u64::from(MIN_PAYLOAD);
+    if count == 0 {
+        return ops_bytes == 0;
+    }
+    if count.saturating_mul(MIN_OP_BYTES as u64) > ops_bytes {
+        return false;
+    }
+    let first_op = body + MIN_PAYLOAD as usize;
+    (1..=5).contains(&bytes[first_op]) && bytes[first_op + 1] <= 1
 }
