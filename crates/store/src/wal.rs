@@ -9,6 +9,30 @@
 //! waiter it covered; the others wait. Concurrent committers so share one
 //! fdatasync.
 //!
+//! ```
+//! use plexus_graph::ExternalId;
+//! use plexus_store::fault::FaultyFs;
+//! use plexus_store::wal::{Record, Wal};
+//! use plexus_store::Op;
+//! use std::sync::Arc;
+//!
+//! let disk = FaultyFs::new(); // in memory; `Wal::open_real` for files
+//! let (wal, recovery) = Wal::open("g.log", Arc::new(disk.clone()))?;
+//! assert!(recovery.records.is_empty());
+//! let edge = |u, v| Op::AddEdge { u: ExternalId::Int(u), v: ExternalId::Int(v), w: None };
+//! let t1 = wal.enqueue(&Record { version: 1, ops: vec![edge(1, 2)] })?;
+//! let t2 = wal.enqueue(&Record { version: 2, ops: vec![edge(2, 3), edge(3, 1)] })?;
+//! wal.wait_durable(t1)?; // writes and syncs both records at once
+//! wal.wait_durable(t2)?;
+//! assert_eq!((wal.record_count(), wal.last_version()), (2, Some(2)));
+//! drop(wal);
+//! // After a power cut, both acknowledged records come back.
+//! let (_, recovery) = Wal::open("g.log", Arc::new(disk.crash_image(1)))?;
+//! assert_eq!(recovery.records.len(), 2);
+//! assert_eq!(recovery.records[1].ops.len(), 2);
+//! # Ok::<(), plexus_store::StoreError>(())
+//! ```
+//!
 //! # Invariants
 //! - Versions strictly increase along the file; log order = version order.
 //! - A commit is acknowledged (`wait_durable` returns `Ok`) only after the
@@ -92,6 +116,9 @@ struct Io {
     file: Box<dyn LogFile>,
     /// Bytes of whole, synced frames (and header): where the next group goes.
     end: u64,
+    /// Set when the log is poisoned, so that a leader that took its group
+    /// before the poisoning writes nothing.
+    failed: Option<Arc<str>>,
 }
 
 #[derive(Debug)]
@@ -200,7 +227,11 @@ impl Wal {
             layer,
             shared: Mutex::new(shared),
             done: Condvar::new(),
-            io: Mutex::new(Io { file, end }),
+            io: Mutex::new(Io {
+                file,
+                end,
+                failed: None,
+            }),
         };
         Ok((wal, Recovery { records, end, torn }))
     }
@@ -324,6 +355,9 @@ impl Wal {
         let written = {
             let mut io = lock(&self.io);
             let res = io.append_group(&bytes);
+            if let Err(GroupError::Poison(cause)) = &res {
+                io.failed.get_or_insert_with(|| Arc::from(cause.as_str()));
+            }
             // Read the new length under the io lock so that stats and file
             // agree even if a rewrite follows at once.
             res.map(|()| io.end)
@@ -421,7 +455,9 @@ impl Wal {
             }
             Err(cause) => {
                 let err = self.failed(&cause);
-                s.poisoned = Some(Arc::from(cause));
+                let cause: Arc<str> = Arc::from(cause);
+                io.failed = Some(Arc::clone(&cause));
+                s.poisoned = Some(cause);
                 Err(err)
             }
         }
@@ -433,6 +469,9 @@ impl Io {
     /// the file is cut back to where the group started and synced; if that
     /// fails too, or the sync fails, the state is unknown (`Poison`).
     fn append_group(&mut self, bytes: &[u8]) -> std::result::Result<(), GroupError> {
+        if let Some(cause) = &self.failed {
+            return Err(GroupError::Poison(cause.to_string()));
+        }
         let start = self.end;
         if let Err(e) = self.file.write_all(bytes) {
             let cut = self
