@@ -1,5 +1,6 @@
 //! Errors of the live-graph store.
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Result alias of this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -15,6 +16,46 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The log has a bad record with good data after it (or a version that
+    /// does not increase): opening refuses, since dropping the tail would
+    /// lose acknowledged commits. `offset` is the byte offset in the file.
+    #[error(
+        "the log {path} is corrupt at byte {offset}: {reason}; repairing it truncates the log at that byte and loses every record from there on"
+    )]
+    CorruptLog {
+        path: PathBuf,
+        offset: u64,
+        reason: String,
+    },
+    /// Writing a group of records failed (e.g. the disk is full); the log
+    /// was cut back to the last good record, so none of the group's commits
+    /// (nor those queued behind them) happened. Later commits may succeed.
+    #[error("writing the log {path} failed ({source}); the commit did not happen")]
+    LogWrite {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The log is in an unknown state (an fdatasync failed, or cutting back
+    /// a failed write did); every later commit fails until the graph is
+    /// reopened, which recovers from what is on disk.
+    #[error("the log at {path} failed ({cause}); reopen the graph")]
+    LogFailed { path: PathBuf, cause: Arc<str> },
+    /// A record's version is not above the last one enqueued.
+    #[error("version {version} is not above the last version {last} in the log {path}")]
+    VersionOrder {
+        path: PathBuf,
+        version: u64,
+        last: u64,
+    },
+    /// A record too large for one frame.
+    #[error(
+        "a log record of {bytes} bytes (or ops, or string id bytes) is over the limit of {max}"
+    )]
+    RecordTooLarge { bytes: u64, max: u64 },
+    /// Another process holds the writer lock of the data directory.
+    #[error("graph store is locked by {} ({})", pid_words(*pid), dir.display())]
+    Locked { pid: Option<u32>, dir: PathBuf },
     /// A graph-crate error (opening the base, ids).
     #[error(transparent)]
     Graph(#[from] plexus_graph::GraphError),
@@ -51,6 +92,13 @@ pub enum StoreError {
     /// A commit failed to reach the log; the graph refuses further writes.
     #[error("the live graph refuses writes after a failed commit ({0}); reopen it")]
     Poisoned(String),
+}
+
+fn pid_words(pid: Option<u32>) -> String {
+    match pid {
+        Some(p) => format!("PID {p}"),
+        None => "another process (PID unknown)".to_owned(),
+    }
 }
 
 impl StoreError {

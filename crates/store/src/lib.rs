@@ -18,6 +18,7 @@
 pub mod error;
 pub mod fault;
 pub mod live;
+pub mod lock;
 pub mod materialize;
 pub mod ops;
 pub mod tx;
@@ -26,6 +27,8 @@ pub mod wal;
 
 pub use error::{Result, StoreError};
 pub use live::LiveGraph;
+pub use lock::WriterLock;
 pub use ops::Op;
 pub use tx::Transaction;
 pub use version::Snapshot;
+pub use wal::{Record, Wal};
