@@ -89,6 +89,13 @@ pub enum StoreError {
     /// vertex numbering is gone); retry the transaction.
     #[error("the graph was compacted to version {version} after this transaction's snapshot {snapshot}; retry the transaction")]
     Compacted { version: u64, snapshot: u64 },
+    /// The log's next record is not the version after the graph's newest
+    /// (a reader raced a compaction, or the log belongs to another base).
+    #[error("the log's record of version {version} does not follow version {after}")]
+    VersionGap { version: u64, after: u64 },
+    /// A commit on a graph opened for reading.
+    #[error("the graph was opened read-only (another process may hold the writer lock)")]
+    ReadOnly,
     /// A commit failed to reach the log; the graph refuses further writes.
     #[error("the live graph refuses writes after a failed commit ({0}); reopen it")]
     Poisoned(String),

@@ -19,26 +19,20 @@ use plexus_graph::Graph;
 use crate::error::{Result, StoreError};
 use crate::tx::Transaction;
 use crate::version::{Snapshot, VersionData, PART_SIZE};
-
-/// Where a commit's record goes before the commit is acknowledged.
-pub trait CommitLog: Send + Sync {
-    /// Queues the record of `version` (called under the commit lock, so
-    /// records are queued in version order); returns a ticket to wait on.
-    fn enqueue(&self, version: u64, ops: &[crate::ops::Op]) -> Result<u64>;
-    /// Returns once the record of `ticket` is durable.
-    fn wait(&self, ticket: u64) -> Result<()>;
-}
+use crate::wal::{Record, Wal};
 
 /// The versions of one graph.
 pub struct LiveGraph {
-    head: Mutex<Snapshot>,
-    published: Mutex<Snapshot>,
-    publish_cv: Condvar,
-    poisoned: Mutex<Option<String>>,
-    log: Option<Box<dyn CommitLog>>,
+    pub(crate) head: Mutex<Snapshot>,
+    pub(crate) published: Mutex<Snapshot>,
+    pub(crate) publish_cv: Condvar,
+    pub(crate) poisoned: Mutex<Option<String>>,
+    pub(crate) log: Option<Arc<Wal>>,
+    /// Where the graph is stored, when it was opened from a data directory.
+    pub(crate) home: Option<crate::open::Home>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -49,7 +43,7 @@ impl LiveGraph {
     }
 
     /// A live graph over `base` whose commits go to `log` first.
-    pub fn with_log(base: Arc<Graph>, log: Option<Box<dyn CommitLog>>) -> LiveGraph {
+    pub fn with_log(base: Arc<Graph>, log: Option<Arc<Wal>>) -> LiveGraph {
         let s = Snapshot::of_base(base);
         LiveGraph {
             head: Mutex::new(s.clone()),
@@ -57,6 +51,7 @@ impl LiveGraph {
             publish_cv: Condvar::new(),
             poisoned: Mutex::new(None),
             log,
+            home: None,
         }
     }
 
@@ -86,19 +81,22 @@ impl LiveGraph {
         if let Some(why) = lock(&self.poisoned).clone() {
             return Err(StoreError::Poisoned(why));
         }
+        if self.home.as_ref().is_some_and(|h| h.read_only) {
+            return Err(StoreError::ReadOnly);
+        }
         let (version, next, ticket) = {
             let mut head = lock(&self.head);
             let (next, ops) = next_version(&head, tx)?;
             let version = next.version();
             let ticket = match &self.log {
-                Some(log) => Some(log.enqueue(version, &ops)?),
+                Some(log) => Some(log.enqueue(&Record { version, ops })?),
                 None => None,
             };
             *head = next.clone();
             (version, next, ticket)
         };
         if let (Some(log), Some(t)) = (&self.log, ticket) {
-            if let Err(e) = log.wait(t) {
+            if let Err(e) = log.wait_durable(t) {
                 *lock(&self.poisoned) = Some(e.to_string());
                 self.publish_cv.notify_all();
                 return Err(e);
@@ -125,10 +123,10 @@ impl LiveGraph {
         }
         let mut head = lock(&self.head);
         if head.version() + 1 != version {
-            return Err(StoreError::BadOp(format!(
-                "log record of version {version} follows version {}",
-                head.version()
-            )));
+            return Err(StoreError::VersionGap {
+                version,
+                after: head.version(),
+            });
         }
         let (next, _) = next_version(&head, tx)?;
         *head = next.clone();

@@ -537,6 +537,22 @@ pub struct RepairReport {
     pub dropped_from_offset: Option<u64>,
 }
 
+/// Reads the records of the log at `path` without changing the file (a
+/// reader beside the writer): a missing file holds none; a torn tail is
+/// left out (it may be a write in progress); corruption is refused as by
+/// [`Wal::open`].
+pub fn read_records(path: &Path) -> Result<Vec<Record>> {
+    let bytes = RealFs.read(path).map_err(|e| StoreError::io(path, e))?;
+    let Some(bytes) = bytes else {
+        return Ok(Vec::new());
+    };
+    let scanned = scan::scan(&bytes);
+    if let Tail::Corrupt(d) = scanned.tail {
+        return Err(corrupt(path, d));
+    }
+    Ok(scanned.frames.into_iter().map(|f| f.record).collect())
+}
+
 /// Reports on a log image in memory. Never fails and never panics.
 pub fn inspect_bytes(bytes: &[u8]) -> LogReport {
     let scanned = scan::scan(bytes);
