@@ -176,9 +176,7 @@ pub(crate) fn open_graphs(
     let mut snaps: HashMap<String, Arc<Snapshot>> = HashMap::new();
     for p in planned.iter_mut() {
         if !snaps.contains_key(&p.graph) {
-            let g = ctx
-                .data
-                .open(&p.graph)
+            let g = crate::live::open_latest(&ctx.data, &p.graph)
                 .with_context(|| format!("{path}: cannot open graph '{}'", p.graph))?;
             // Weight statistics (SSSP's checks and default Δ) are computed
             // once per opened graph; do it now, with the loading, not inside

@@ -400,9 +400,12 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     // The header, maps and the checks of every open (so a corrupt store
     // is reported here, not later); the degree statistics come from the
     // summary stored at save (computed once for older stores).
-    let g = ctx.data.open(&a.name)?;
+    let live = crate::live::facts(&ctx.data, &a.name)?;
+    let changed = live.as_ref().is_some_and(|f| f.ops_since_base > 0);
+    let g = crate::live::open_latest(&ctx.data, &a.name)?;
     let m = g.meta();
     let st = match ctx.data.degree_summary(&a.name) {
+        _ if changed => stats_of(&g, g.degree_summary()),
         Some(d) if d.top.iter().all(|&(v, _)| (v as usize) < g.num_vertices()) => stats_of(&g, d),
         _ => {
             // Computed once, then kept (best effort: a read-only store
@@ -439,12 +442,30 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
             "out_degree": {"min": st.min, "max": st.max, "mean": st.mean, "top": top},
             "tiles": tiles,
             "checked": a.check,
+            "version": live.as_ref().map_or(g.base_version(), |f| f.version),
+            "base_version": live.as_ref().map_or(g.base_version(), |f| f.base_version),
+            "changes_since_base": live.as_ref().map_or(0, |f| f.ops_since_base),
+            "log_bytes": live.as_ref().map_or(0, |f| f.log_bytes),
+            "log_records": live.as_ref().map_or(0, |f| f.log_records),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     let top: Vec<String> = st.top.iter().map(|(id, d)| format!("{id} ({d})")).collect();
     println!("graph        {}", a.name);
+    match &live {
+        Some(f) => {
+            println!(
+                "version      {} (base {}, {} changes since; log {} records, {})",
+                f.version,
+                f.base_version,
+                thousands(f.ops_since_base),
+                thousands(f.log_records),
+                crate::fmt::bytes(f.log_bytes)
+            );
+        }
+        None => println!("version      {} (no changes logged)", g.base_version()),
+    }
     println!("vertices     {}", thousands(g.num_vertices() as u64));
     println!(
         "edges        {} ({} stored arcs)",
@@ -487,7 +508,7 @@ pub fn export(ctx: &Ctx, a: ExportArgs) -> anyhow::Result<()> {
         bail!("--format graphalytics writes three files (.v, .e, .properties), not standard output; use --format edgelist or csv");
     }
     crate::out::check(&a.out, &[])?;
-    let g = ctx.data.open(&a.name)?;
+    let g = crate::live::open_latest(&ctx.data, &a.name)?;
     let t = Instant::now();
     let files = plexus_graph::export::export(&g, &a.out, a.format)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();

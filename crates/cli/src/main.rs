@@ -15,6 +15,7 @@ mod batch;
 mod demo;
 mod fmt;
 mod graph_cmds;
+mod live;
 mod mix;
 mod out;
 mod probe;
@@ -83,6 +84,12 @@ pub enum Command {
     Profile(profile::ProfileArgs),
     /// Replay a job stream through the schedulers on a modelled machine (MACHINE.toml).
     Simulate(simulate::SimulateArgs),
+    /// Apply one transaction (a file of add-edge/remove-edge/... lines) to a stored graph.
+    Tx(live::TxArgs),
+    /// Show a graph's change log; --check verifies it, --repair cuts a damaged tail.
+    Log(live::LogArgs),
+    /// Merge a graph's committed changes into a new base (its log shrinks, layout restored).
+    Compact(live::CompactArgs),
 }
 
 /// Most worker threads per CPU: more only adds start-up time and memory.
@@ -220,5 +227,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Mix(a) => mix::mix(&ctx, a),
         Command::Profile(a) => profile::profile(&ctx, a),
         Command::Simulate(a) => simulate::simulate(&ctx, a),
+        Command::Tx(a) => live::tx(&ctx, a),
+        Command::Log(a) => live::log(&ctx, a),
+        Command::Compact(a) => live::compact(&ctx, a),
     }
 }

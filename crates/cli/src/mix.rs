@@ -70,9 +70,7 @@ pub fn mix(ctx: &Ctx, a: MixArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let g = ctx
-        .data
-        .open(&a.graph)
+    let g = crate::live::open_latest(&ctx.data, &a.graph)
         .with_context(|| format!("cannot open graph '{}'", a.graph))?;
     let n = g.num_vertices();
     if n == 0 {

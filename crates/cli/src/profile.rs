@@ -154,9 +154,7 @@ pub fn profile(ctx: &Ctx, a: ProfileArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let g = ctx
-        .data
-        .open(&a.graph)
+    let g = crate::live::open_latest(&ctx.data, &a.graph)
         .with_context(|| format!("cannot open graph '{}'", a.graph))?;
     let _ = g.weight_stats();
     let snap = Catalog::new().publish(&a.graph, g);

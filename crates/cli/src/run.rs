@@ -944,7 +944,7 @@ pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         crate::out::check(out, &["csv", "parquet"])?;
     }
     let t = Instant::now();
-    let g = ctx.data.open_checked(&a.graph)?;
+    let g = crate::live::open_latest(&ctx.data, &a.graph)?;
     let load = t.elapsed().as_secs_f64();
     let p = resolve(&g, &a)?;
     let mut warmup_runs = 0u32;

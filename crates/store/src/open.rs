@@ -139,7 +139,8 @@ impl LiveGraph {
         }
         let later: Vec<Record> = match &self.log {
             Some(wal) => {
-                report.log_bytes_after = wal.rewrite_after(snap.version())?;
+                wal.rewrite_after(snap.version())?;
+                report.log_bytes_after = wal.size_bytes();
                 wal::read_records(wal.path())?
             }
             None => Vec::new(),
