@@ -114,9 +114,11 @@ impl LiveGraph {
         Ok(version)
     }
 
-    /// Applies already-logged ops as version `version` (recovery: no log
-    /// write, no conflict check, versions must follow each other).
-    pub(crate) fn replay(&self, version: u64, ops: Vec<crate::ops::Op>) -> Result<()> {
+    /// Applies already-logged ops as version `version`: recovery (no log
+    /// write, no conflict check). `version` must follow the newest version
+    /// ([`StoreError::VersionGap`] otherwise), and the ops must apply as
+    /// they did when committed.
+    pub fn replay(&self, version: u64, ops: Vec<crate::ops::Op>) -> Result<()> {
         let mut tx = self.begin();
         for op in ops {
             tx.apply(op)?;
