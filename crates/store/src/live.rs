@@ -86,7 +86,7 @@ impl LiveGraph {
         }
         let (version, next, ticket) = {
             let mut head = lock(&self.head);
-            let (next, ops) = next_version(&head, tx)?;
+            let (next, ops) = next_version(&head, tx, None)?;
             let version = next.version();
             let ticket = match &self.log {
                 Some(log) => Some(log.enqueue(&Record { version, ops })?),
@@ -114,32 +114,45 @@ impl LiveGraph {
         Ok(version)
     }
 
-    /// Applies already-logged ops as version `version`: recovery (no log
-    /// write, no conflict check). `version` must follow the newest version
-    /// ([`StoreError::VersionGap`] otherwise), and the ops must apply as
-    /// they did when committed.
-    pub fn replay(&self, version: u64, ops: Vec<crate::ops::Op>) -> Result<()> {
+    /// Applies already-logged records (recovery: no log write, no
+    /// conflict check) as one step to their last version: the versions in
+    /// between are never seen, so their partitions are not copied once per
+    /// record. The first record must follow the newest version and each
+    /// the one before it ([`StoreError::VersionGap`] otherwise); the ops
+    /// must apply as they did when committed.
+    pub fn replay(&self, records: impl IntoIterator<Item = Record>) -> Result<u64> {
         let mut tx = self.begin();
-        for op in ops {
-            tx.apply(op)?;
+        let mut last = tx.snap.version();
+        for r in records {
+            if r.version != last + 1 {
+                return Err(StoreError::VersionGap {
+                    version: r.version,
+                    after: last,
+                });
+            }
+            for op in r.ops {
+                tx.apply(op)?;
+            }
+            last = r.version;
+        }
+        if last == tx.snap.version() {
+            return Ok(last);
         }
         let mut head = lock(&self.head);
-        if head.version() + 1 != version {
-            return Err(StoreError::VersionGap {
-                version,
-                after: head.version(),
-            });
-        }
-        let (next, _) = next_version(&head, tx)?;
+        let (next, _) = next_version(&head, tx, Some(last))?;
         *head = next.clone();
         *lock(&self.published) = next;
-        Ok(())
+        Ok(last)
     }
 }
 
 /// The version after `head` with `tx`'s partitions installed, and `tx`'s
 /// ops; or the conflict that forbids it.
-fn next_version(head: &Snapshot, tx: Transaction) -> Result<(Snapshot, Vec<crate::ops::Op>)> {
+fn next_version(
+    head: &Snapshot,
+    tx: Transaction,
+    version: Option<u64>,
+) -> Result<(Snapshot, Vec<crate::ops::Op>)> {
     let snap_v = tx.snap.version();
     if !Arc::ptr_eq(head.base(), tx.snap.base()) {
         return Err(StoreError::Compacted {
@@ -161,7 +174,7 @@ fn next_version(head: &Snapshot, tx: Transaction) -> Result<(Snapshot, Vec<crate
             });
         }
     }
-    let version = head.version() + 1;
+    let version = version.unwrap_or(head.version() + 1);
     let h = &head.v;
     let n_ids = h.n_ids.max(tx.id_end);
     let mut parts = h.parts.clone();

@@ -146,9 +146,7 @@ impl LiveGraph {
             None => Vec::new(),
         };
         let carried = LiveGraph::in_memory(base);
-        for r in later.into_iter().filter(|r| r.version > snap.version()) {
-            carried.replay(r.version, r.ops)?;
-        }
+        carried.replay(later.into_iter().filter(|r| r.version > snap.version()))?;
         let s = carried.snapshot();
         *head = s.clone();
         *published = s;
@@ -181,14 +179,13 @@ fn open_once(data: &DataDir, name: &str, access: Access) -> Result<(LiveGraph, O
     };
     let mut live = LiveGraph::in_memory(base);
     let t = Instant::now();
-    for r in records
+    let records: Vec<Record> = records
         .into_iter()
         .filter(|r| r.version > report.base_version)
-    {
-        report.replayed += 1;
-        report.replayed_ops += r.ops.len() as u64;
-        live.replay(r.version, r.ops)?;
-    }
+        .collect();
+    report.replayed = records.len() as u64;
+    report.replayed_ops = records.iter().map(|r| r.ops.len() as u64).sum();
+    live.replay(records)?;
     report.replay_seconds = t.elapsed().as_secs_f64();
     live.log = wal;
     live.home = Some(Home {

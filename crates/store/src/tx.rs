@@ -5,21 +5,20 @@
 //! transaction as it was (the CLI aborts the whole transaction on one).
 //! [`crate::live::LiveGraph::commit`] installs the copies as the next
 //! version when no partition they copy changed since the snapshot.
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use plexus_graph::{ExternalId, IdKind, VertexId, Weight};
 
 use crate::error::{Result, StoreError};
 use crate::ops::Op;
-use crate::version::{partition_of, List, PartDelta, Snapshot, VertexDelta};
+use crate::version::{partition_of, IdMapOf, List, PartDelta, Snapshot, VertexDelta};
 
 /// A transaction under snapshot isolation: reads see its snapshot and its
 /// own writes; nothing is visible to others until it commits.
 pub struct Transaction {
     pub(crate) snap: Snapshot,
     /// Private copies of the touched partitions (version set at commit).
-    pub(crate) dirty: HashMap<usize, PartDelta>,
+    pub(crate) dirty: IdMapOf<usize, PartDelta>,
     pub(crate) ops: Vec<Op>,
     pub(crate) alive_delta: i64,
     pub(crate) arcs_delta: i64,
@@ -33,7 +32,7 @@ impl Transaction {
         let id_end = snap.id_bound();
         Transaction {
             snap,
-            dirty: HashMap::new(),
+            dirty: IdMapOf::default(),
             ops: Vec::new(),
             alive_delta: 0,
             arcs_delta: 0,

@@ -22,6 +22,34 @@ use plexus_graph::{ExternalId, Graph, IdKind, VertexId, Weight};
 
 use crate::error::{Result, StoreError};
 
+/// A hasher for integer keys (vertex and partition ids): one multiply,
+/// as FxHash does; the keys are not adversarial (ids the store assigns).
+#[derive(Clone, Copy, Default)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// A map keyed by vertex or partition ids.
+pub type IdMapOf<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// log2 of the vertices of a partition.
 pub const PART_SHIFT: u32 = 12;
 /// Vertices of a partition (the unit of copy-on-write and of conflicts).
@@ -115,7 +143,7 @@ pub(crate) struct VertexDelta {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PartDelta {
     pub version: u64,
-    pub verts: HashMap<VertexId, VertexDelta>,
+    pub verts: IdMapOf<VertexId, VertexDelta>,
 }
 
 /// External ids of the vertices added after the base, shared (append-only)
