@@ -5,6 +5,7 @@
 //! live_bench changes    --data D --graph G --share 0.01 [--seed S]
 //! live_bench throughput --data D --graph G --ops 1 --writers 8 [--seconds 5] [--spread random|partitioned]
 //! live_bench updates    --data D --graph G --count 1000000 --ops 10000 [--writers 1]
+//! live_bench compact    --data D --graph G
 //! live_bench recovery   --data D --graph G
 //! ```
 //! `changes`: one transaction changing `share` of the edges, half removed
@@ -13,8 +14,9 @@
 //! `seconds`; `random` picks endpoints anywhere (concurrent transactions
 //! conflict when they share a partition, and are retried), `partitioned`
 //! keeps writer `i`'s endpoints in the partitions `p ≡ i (mod writers)`.
-//! `updates`: commits `count` edge ops in transactions of `ops` (the
-//! recovery benchmark's log). `recovery`: times opening (log replay) and
+//! `updates`: commits `count` new edges in transactions of `ops` (the
+//! recovery benchmark's log; the decay benchmark's stream), by `writers`
+//! partitioned writers. `compact`: times a compaction. `recovery`: times opening (log replay) and
 //! the first materialization. Every figure is printed as one JSON line.
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -94,6 +96,7 @@ fn main() {
         "throughput" => throughput(&data, &a),
         "updates" => updates(&data, &a),
         "recovery" => recovery(&data, &a),
+        "compact" => compact(&data, &a),
         other => Err(StoreError::BadOp(format!("unknown command {other}"))),
     };
     if let Err(e) = r {
@@ -244,23 +247,44 @@ fn throughput(data: &DataDir, a: &Args) -> Result<(), StoreError> {
 
 fn updates(data: &DataDir, a: &Args) -> Result<(), StoreError> {
     let (live, _) = LiveGraph::open(data, &a.graph, Access::Write)?;
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(a.seed);
+    let live = Arc::new(live);
     let t = Instant::now();
-    let mut done = 0u64;
-    while done < a.count {
-        let mut tx = live.begin();
-        let mut taken = HashSet::new();
-        let k = (a.ops as u64).min(a.count - done);
-        for _ in 0..k {
-            let op = new_edge(&tx, &mut rng, None, &mut taken);
-            tx.apply(op)?;
-        }
-        live.commit(tx)?;
-        done += k;
+    let writers = a.writers.max(1);
+    let handles: Vec<_> = (0..writers)
+        .map(|w| {
+            let live = live.clone();
+            let of = (writers > 1).then_some((w, writers));
+            let count = a.count / writers as u64 + u64::from((w as u64) < a.count % writers as u64);
+            let (ops, seed) = (a.ops as u64, a.seed * 1000 + w as u64);
+            std::thread::spawn(move || -> Result<u64, StoreError> {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+                let mut done = 0u64;
+                while done < count {
+                    let mut tx = live.begin();
+                    let mut taken = HashSet::new();
+                    let k = ops.min(count - done);
+                    for _ in 0..k {
+                        let op = new_edge(&tx, &mut rng, of, &mut taken);
+                        tx.apply(op)?;
+                    }
+                    match live.commit(tx) {
+                        Ok(_) => done += k,
+                        Err(StoreError::Conflict { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(done)
+            })
+        })
+        .collect();
+    let mut done = 0;
+    for h in handles {
+        done += h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
     }
     emit(serde_json::json!({
         "bench": "updates", "graph": a.graph, "ops": done, "ops_per_tx": a.ops,
-        "seconds": t.elapsed().as_secs_f64(), "log_bytes": live.log_bytes(),
+        "writers": writers, "seconds": t.elapsed().as_secs_f64(), "log_bytes": live.log_bytes(),
+        "version": live.snapshot().version(),
     }));
     Ok(())
 }
@@ -277,6 +301,17 @@ fn recovery(data: &DataDir, a: &Args) -> Result<(), StoreError> {
         "ops": report.replayed_ops, "open_s": open_s, "replay_s": report.replay_seconds,
         "materialize_s": materialize_s, "version": live.snapshot().version(),
         "vertices": g.num_vertices(),
+    }));
+    Ok(())
+}
+
+fn compact(data: &DataDir, a: &Args) -> Result<(), StoreError> {
+    let (live, _) = LiveGraph::open(data, &a.graph, Access::Write)?;
+    let c = live.compact()?;
+    emit(serde_json::json!({
+        "bench": "compact", "graph": a.graph, "version": c.version, "merged_ops": c.merged_ops,
+        "seconds": c.seconds, "log_bytes_before": c.log_bytes_before,
+        "log_bytes_after": c.log_bytes_after,
     }));
     Ok(())
 }
