@@ -18,15 +18,17 @@
 //! - **Redirection:** `> FILE` at the end of a command writes its stdout to
 //!   `FILE` in the scratch directory, as a shell would.
 //!
-//! Paths under `../shared/data/` (which resolve from the repository root in
-//! the README) are rewritten to the absolute path of the repository's
-//! sibling `shared/data`. Without that directory the test is skipped with a
+//! Paths under `../shared/data/` and `docs/examples/` (which resolve from
+//! the repository root in the README) are rewritten to absolute paths (the
+//! repository's sibling `shared/data`, its own `docs/examples`). Without that directory the test is skipped with a
 //! message, as the other tests that need it are.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_plexus");
 const SHARED_PREFIX: &str = "../shared/data/";
+/// Files of the repository the tour names (relative to its root).
+const EXAMPLES_PREFIX: &str = "docs/examples/";
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -217,6 +219,9 @@ fn the_readme_tour_runs_as_written() {
             .iter()
             .map(|w| match w.strip_prefix(SHARED_PREFIX) {
                 Some(rest) => shared.join(rest).to_string_lossy().into_owned(),
+                None if w.starts_with(EXAMPLES_PREFIX) => {
+                    repo_root().join(w).to_string_lossy().into_owned()
+                }
                 None => w.clone(),
             })
             .collect();
@@ -232,8 +237,10 @@ fn the_readme_tour_runs_as_written() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         // The README shows the paths as written.
-        let printed =
-            format!("{stdout}{stderr}").replace(&format!("{}/", shared.display()), SHARED_PREFIX);
+        let examples = repo_root().join(EXAMPLES_PREFIX);
+        let printed = format!("{stdout}{stderr}")
+            .replace(&format!("{}/", shared.display()), SHARED_PREFIX)
+            .replace(&examples.to_string_lossy().into_owned(), EXAMPLES_PREFIX);
         let want_error = step.shown.iter().any(|l| l.starts_with("error:"));
         let want_code = if want_error { 2 } else { 0 };
         assert_eq!(
