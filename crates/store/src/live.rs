@@ -30,6 +30,15 @@ pub struct LiveGraph {
     pub(crate) log: Option<Arc<Wal>>,
     /// Where the graph is stored, when it was opened from a data directory.
     pub(crate) home: Option<crate::open::Home>,
+    /// Whether a background compaction runs, and how the last one ended.
+    pub(crate) compaction: Mutex<Compaction>,
+}
+
+/// The background compaction's state.
+#[derive(Default)]
+pub(crate) struct Compaction {
+    pub running: bool,
+    pub last: Option<std::result::Result<crate::open::CompactReport, String>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -52,6 +61,7 @@ impl LiveGraph {
             poisoned: Mutex::new(None),
             log,
             home: None,
+            compaction: Mutex::default(),
         }
     }
 
@@ -63,6 +73,50 @@ impl LiveGraph {
     /// A transaction reading the newest published version.
     pub fn begin(&self) -> Transaction {
         Transaction::new(self.snapshot())
+    }
+
+    /// Whether the changes since the base exceed `share` of its arcs (the
+    /// background compaction's trigger).
+    pub fn over_share(&self, share: f64) -> bool {
+        let s = self.snapshot();
+        s.ops_since_base() as f64 > share * s.base().num_arcs().max(1) as f64
+    }
+
+    /// Starts a compaction on a thread of its own when the changes since
+    /// the base exceed `share` of its arcs and none is running; returns
+    /// whether it started. Commits and snapshots go on meanwhile;
+    /// [`LiveGraph::last_compaction`] tells how it ended.
+    pub fn compact_in_background(self: &Arc<Self>, share: f64) -> bool {
+        if !self.over_share(share) {
+            return false;
+        }
+        {
+            let mut c = lock(&self.compaction);
+            if c.running {
+                return false;
+            }
+            c.running = true;
+        }
+        let me = self.clone();
+        std::thread::spawn(move || {
+            let r = me.compact().map_err(|e| e.to_string());
+            let mut c = lock(&me.compaction);
+            c.running = false;
+            c.last = Some(r);
+        });
+        true
+    }
+
+    /// How the last background compaction ended (`None` while none has).
+    pub fn last_compaction(
+        &self,
+    ) -> Option<std::result::Result<crate::open::CompactReport, String>> {
+        lock(&self.compaction).last.clone()
+    }
+
+    /// Whether a background compaction is running.
+    pub fn compacting(&self) -> bool {
+        lock(&self.compaction).running
     }
 
     /// Discards a transaction (nothing it did is visible anywhere; live ids
