@@ -152,10 +152,19 @@ impl IdMap {
     pub fn lookup_int(&self, x: i64) -> Option<VertexId> {
         match self {
             IdMap::Identity { n } => (x >= 0 && (x as u64) < *n as u64).then_some(x as VertexId),
-            IdMap::Int { ext, sorted } => sorted
-                .binary_search_by_key(&x, |&v| ext[v as usize])
-                .ok()
-                .map(|k| sorted[k]),
+            IdMap::Int { ext, sorted } => {
+                // Dense ids (0..n in some order, the common case) sit at
+                // their own rank: one probe, then the binary search.
+                if let Some(&v) = usize::try_from(x).ok().and_then(|k| sorted.get(k)) {
+                    if ext[v as usize] == x {
+                        return Some(v);
+                    }
+                }
+                sorted
+                    .binary_search_by_key(&x, |&v| ext[v as usize])
+                    .ok()
+                    .map(|k| sorted[k])
+            }
             IdMap::Str { .. } => self.lookup_str(&x.to_string()),
         }
     }

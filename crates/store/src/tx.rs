@@ -59,7 +59,7 @@ impl Transaction {
 
     fn vdelta(&self, v: VertexId) -> Option<&VertexDelta> {
         match self.dirty.get(&partition_of(v)) {
-            Some(d) => d.verts.get(&v),
+            Some(d) => d.get(v),
             None => self.snap.delta(v),
         }
     }
@@ -181,7 +181,7 @@ impl Transaction {
                 _ => PartDelta::default(),
             });
         let base_alive = (v as usize) < snap.base().num_vertices();
-        part.verts.entry(v).or_insert(VertexDelta {
+        part.get_mut(v, || VertexDelta {
             alive: base_alive,
             out: None,
             inc: None,
@@ -322,18 +322,15 @@ impl Transaction {
     }
 
     fn add_edge(&mut self, u: &ExternalId, v: &ExternalId, w: Option<Weight>) -> Result<()> {
-        self.check_kind(u)?;
-        self.check_kind(v)?;
-        if let (Some(a), Some(b)) = (self.lookup(u), self.lookup(v)) {
-            if self.has_edge(a, b) {
-                return Err(StoreError::EdgeExists {
-                    u: u.to_string(),
-                    v: v.to_string(),
-                });
-            }
-        }
+        // Ids allocated for an op that then fails stay unused (harmless).
         let a = self.id_or_new(u)?;
         let b = self.id_or_new(v)?;
+        if self.is_alive(a) && self.is_alive(b) && self.has_edge(a, b) {
+            return Err(StoreError::EdgeExists {
+                u: u.to_string(),
+                v: v.to_string(),
+            });
+        }
         for x in [a, b] {
             if !self.is_alive(x) {
                 self.revive(x);

@@ -139,11 +139,55 @@ pub(crate) struct VertexDelta {
     pub inc: Option<Arc<List>>,
 }
 
-/// The changed vertices of one partition, made by commit `version`.
+/// log2 of the vertices of a block, the unit of copy-on-write inside a
+/// partition's delta.
+const BLOCK_SHIFT: u32 = 6;
+
+/// The changed vertices of one partition, made by commit `version`, in
+/// blocks of 64 consecutive ids shared between versions: a transaction
+/// copies the partition's block pointers and only the blocks it writes, so
+/// a commit costs what it touched, not what the partition accumulated.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PartDelta {
     pub version: u64,
-    pub verts: IdMapOf<VertexId, VertexDelta>,
+    blocks: Vec<Option<Arc<Block>>>,
+}
+
+/// The changed vertices of one block, sorted by id.
+#[derive(Clone, Debug, Default)]
+struct Block {
+    verts: Vec<(VertexId, VertexDelta)>,
+}
+
+impl PartDelta {
+    fn block_of(v: VertexId) -> usize {
+        (v as usize & (PART_SIZE - 1)) >> BLOCK_SHIFT
+    }
+
+    /// The delta of vertex `v` (of this partition), if it changed.
+    pub fn get(&self, v: VertexId) -> Option<&VertexDelta> {
+        let b = self.blocks.get(Self::block_of(v))?.as_ref()?;
+        let i = b.verts.binary_search_by_key(&v, |e| e.0).ok()?;
+        Some(&b.verts[i].1)
+    }
+
+    /// The delta of `v` for writing (its block copied when shared),
+    /// inserted as `init()` when absent.
+    pub fn get_mut(&mut self, v: VertexId, init: impl FnOnce() -> VertexDelta) -> &mut VertexDelta {
+        let k = Self::block_of(v);
+        if self.blocks.len() <= k {
+            self.blocks.resize(k + 1, None);
+        }
+        let b = Arc::make_mut(self.blocks[k].get_or_insert_with(Arc::default));
+        let i = match b.verts.binary_search_by_key(&v, |e| e.0) {
+            Ok(i) => i,
+            Err(i) => {
+                b.verts.insert(i, (v, init()));
+                i
+            }
+        };
+        &mut b.verts[i].1
+    }
 }
 
 /// External ids of the vertices added after the base, shared (append-only)
@@ -253,7 +297,7 @@ impl Snapshot {
     }
 
     pub(crate) fn delta(&self, v: VertexId) -> Option<&VertexDelta> {
-        self.v.parts.get(partition_of(v))?.as_ref()?.verts.get(&v)
+        self.v.parts.get(partition_of(v))?.as_ref()?.get(v)
     }
 
     /// The version that last changed partition `p` (the base's version if
