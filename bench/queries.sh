@@ -14,8 +14,8 @@
 #                             [--kinds "neighbors khop2 khop3 path"] [--no-ladybug]
 #
 # --queries: vertices for Plexus and for the peers' neighbors (10,000);
-# --slow: vertices for the peers' khop and path queries and Plexus's path
-# (1,000). GRAPH is a stored graph (`plexus generate kron --scale 20 --weighted
+# --slow: vertices for the peers' khop and path queries (1,000; the first
+# ones of Plexus's). GRAPH is a stored graph (`plexus generate kron --scale 20 --weighted
 # --name k20`, `plexus import ../shared/data/soc-Slashdot0902.el.gz --name
 # slashdot`). The peers' databases and every file are kept under
 # bench/out/queries/GRAPH/ (not committed); a database is loaded once.
@@ -72,7 +72,7 @@ for g in "${graphs[@]}"; do
     weights=$(field "$info" weights)
     flags=()
     [ "$directed" = "True" ] || flags+=(--undirected)
-    [ "$weights" = "None" ] || flags+=(--weighted)
+    [ "$weights" = "none" ] || flags+=(--weighted)
     if [ ! -s "$out/edges.el" ]; then
         plexus export "$g" --out "$out/edges.el" 2>/dev/null
     fi
@@ -87,12 +87,12 @@ for g in "${graphs[@]}"; do
     fi
     plexus query "$g" bench --kind neighbors --queries "$queries" --seed "$seed" \
         --save-vertices "$out/vertices.txt" --json >/dev/null
-    plexus query "$g" bench --kind path --queries "$slow" --seed "$seed" \
+    plexus query "$g" bench --kind path --queries "$queries" --seed "$seed" \
         --save-vertices "$out/pairs.txt" --json >/dev/null
     for k in $kinds; do
         file="$out/vertices.txt"; n="$queries"; peer_n="$slow"
         [ "$k" = neighbors ] && peer_n="$queries"
-        [ "$k" = path ] && { file="$out/pairs.txt"; n="$slow"; }
+        [ "$k" = path ] && file="$out/pairs.txt"
         echo "$g $k ..." >&2
         r=$(plexus query "$g" bench --kind "$k" --vertices "$file" --queries "$n" \
             --results "$out/plexus.$k.txt" --json)
@@ -104,7 +104,7 @@ for g in "${graphs[@]}"; do
             r=$(python3 "bench/peers/${p}_queries.py" run "$db" --kind "$k" --vertices "$file" \
                 --limit "$peer_n" --results "$out/$p.$k.txt")
             ok=$(agree "$out/plexus.$k.txt" "$out/$p.$k.txt")
-            [ "$k" = path ] && [ "$weights" != "None" ] && ok="$ok (hops vs Plexus's Dijkstra)"
+            [ "$k" = path ] && [ "$weights" != "none" ] && ok="$ok (hops vs Plexus's Dijkstra)"
             name=SQLite; [ "$p" = ladybug ] && name=LadybugDB
             rows+=("| $g | $k | $name | $(field "$r" queries) | $(us "$(field "$r" p50_us)") | $(us "$(field "$r" p99_us)") | $(us "$(field "$r" mean_us)") | $ok |")
         done
