@@ -12,32 +12,40 @@
 #
 #   bench/queries.sh GRAPH... [--queries N] [--slow N] [--seed S] [--data-dir DIR]
 #                             [--kinds "neighbors khop2 khop3 path"] [--no-ladybug]
+#                             [--path-queries N] [--no-sqlite-path]
 #
 # --queries: vertices for Plexus and for the peers' neighbors (10,000);
 # --slow: vertices for the peers' khop and path queries (1,000; the first
-# ones of Plexus's). GRAPH is a stored graph (`plexus generate kron --scale 20 --weighted
-# --name k20`, `plexus import ../shared/data/soc-Slashdot0902.el.gz --name
-# slashdot`). The peers' databases and every file are kept under
-# bench/out/queries/GRAPH/ (not committed); a database is loaded once.
+# ones of Plexus's); --path-queries: Plexus's path queries (default
+# --queries); --no-sqlite-path: skip SQLite's path (its recursive CTE takes
+# seconds a query on soc-Slashdot0902). GRAPH is a stored graph (`plexus
+# generate kron --scale 20 --weighted --name k20`, `plexus import
+# ../shared/data/soc-Slashdot0902.el.gz --name slashdot`). The peers'
+# databases and every file are kept under bench/out/queries/GRAPH/ (not
+# committed); a database is loaded once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 graphs=()
 queries=10000
 slow=1000
+pathq=""
 seed=1
 kinds="neighbors khop2 khop3 path"
 ladybug=1
+sqlite_path=1
 data=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --queries) queries="$2"; shift 2 ;;
         --slow) slow="$2"; shift 2 ;;
+        --path-queries) pathq="$2"; shift 2 ;;
         --seed) seed="$2"; shift 2 ;;
         --kinds) kinds="$2"; shift 2 ;;
         --no-ladybug) ladybug=0; shift ;;
+        --no-sqlite-path) sqlite_path=0; shift ;;
         --data-dir) data=(--data-dir "$2"); shift 2 ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) graphs+=("$1"); shift ;;
     esac
@@ -85,14 +93,16 @@ for g in "${graphs[@]}"; do
         echo "loading $g into LadybugDB ..." >&2
         python3 bench/peers/ladybug_queries.py load "$out/ladybug.db" "$out/edges.el" "${flags[@]}" >&2
     fi
-    plexus query "$g" bench --kind neighbors --queries "$queries" --seed "$seed" \
-        --save-vertices "$out/vertices.txt" --json >/dev/null
-    plexus query "$g" bench --kind path --queries "$queries" --seed "$seed" \
-        --save-vertices "$out/pairs.txt" --json >/dev/null
+    # 2N seeded vertices: the first N for the one-vertex queries, all of
+    # them paired (1st with 2nd, ...) for path.
+    plexus query "$g" bench --kind neighbors --queries $((2 * queries)) --seed "$seed" \
+        --save-vertices "$out/sample.txt" --json >/dev/null
+    head -n "$queries" "$out/sample.txt" >"$out/vertices.txt"
+    paste -d ' ' - - <"$out/sample.txt" >"$out/pairs.txt"
     for k in $kinds; do
         file="$out/vertices.txt"; n="$queries"; peer_n="$slow"
         [ "$k" = neighbors ] && peer_n="$queries"
-        [ "$k" = path ] && file="$out/pairs.txt"
+        [ "$k" = path ] && { file="$out/pairs.txt"; n="${pathq:-$queries}"; }
         echo "$g $k ..." >&2
         r=$(plexus query "$g" bench --kind "$k" --vertices "$file" --queries "$n" \
             --results "$out/plexus.$k.txt" --json)
@@ -101,6 +111,10 @@ for g in "${graphs[@]}"; do
         [ "$ladybug" = 1 ] && peers="sqlite ladybug"
         for p in $peers; do
             db="$out/$p.db"
+            if [ "$k" = path ] && [ "$p" = sqlite ] && [ "$sqlite_path" = 0 ]; then
+                rows+=("| $g | path | SQLite | skipped (--no-sqlite-path) | | | | |")
+                continue
+            fi
             r=$(python3 "bench/peers/${p}_queries.py" run "$db" --kind "$k" --vertices "$file" \
                 --limit "$peer_n" --results "$out/$p.$k.txt")
             ok=$(agree "$out/plexus.$k.txt" "$out/$p.$k.txt")
