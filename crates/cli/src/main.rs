@@ -21,6 +21,7 @@ mod out;
 mod probe;
 mod profile;
 mod progress;
+mod query;
 mod run;
 mod simulate;
 
@@ -70,6 +71,8 @@ pub enum Command {
     Remove(graph_cmds::RemoveArgs),
     /// Run an algorithm on a stored graph (`plexus algorithms` lists them).
     Run(run::RunArgs),
+    /// Point queries on a stored graph: neighbors, degree, has-edge, khop, path.
+    Query(query::QueryArgs),
     /// List the algorithms with their parameters and the executors that run them.
     Algorithms(algorithms::AlgorithmsArgs),
     /// Generate and import sample graphs and show what Plexus does with them (under a minute).
@@ -220,6 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::List(a) => graph_cmds::list(&ctx, a),
         Command::Remove(a) => graph_cmds::remove(&ctx, a),
         Command::Run(a) => run::run(&ctx, a),
+        Command::Query(a) => query::query(&ctx, a),
         Command::Algorithms(a) => algorithms::run(&a),
         Command::Demo(a) => demo::demo(&ctx, a),
         Command::Probe(a) => probe::probe(&ctx, a),

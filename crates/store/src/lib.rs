@@ -22,6 +22,7 @@ pub mod lock;
 pub mod materialize;
 pub mod open;
 pub mod ops;
+pub mod query;
 pub mod tx;
 pub mod version;
 pub mod wal;
