@@ -652,7 +652,7 @@ fn check_weights(s: &Snapshot, sc: &mut QueryScratch) -> QueryResult<()> {
         (0..s.id_bound() as VertexId).find_map(|x| first_bad_in(s.out(x), x, &bad))
     } else {
         s.v.parts.iter().flatten().find_map(|p| {
-            p.verts.iter().find_map(|(&x, d)| {
+            p.iter().find_map(|(x, d)| {
                 let l = d.out.as_ref().filter(|_| d.alive)?;
                 first_bad_in((&l.nbrs, l.weights.as_deref()), x, &bad)
             })

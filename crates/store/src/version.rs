@@ -171,6 +171,14 @@ impl PartDelta {
         Some(&b.verts[i].1)
     }
 
+    /// Every changed vertex of the partition with its delta, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (VertexId, &VertexDelta)> {
+        self.blocks
+            .iter()
+            .flatten()
+            .flat_map(|b| b.verts.iter().map(|(v, d)| (*v, d)))
+    }
+
     /// The delta of `v` for writing (its block copied when shared),
     /// inserted as `init()` when absent.
     pub fn get_mut(&mut self, v: VertexId, init: impl FnOnce() -> VertexDelta) -> &mut VertexDelta {
