@@ -42,8 +42,13 @@ impl LiveGraph {
         LiveGraph::with_log(base, None)
     }
 
-    /// A live graph over `base` whose commits go to `log` first.
+    /// A live graph over `base` whose commits go to `log` first (which is
+    /// set to [`Wal::poison_on_write_failure`]: a failed commit poisons
+    /// the graph).
     pub fn with_log(base: Arc<Graph>, log: Option<Arc<Wal>>) -> LiveGraph {
+        if let Some(w) = &log {
+            w.poison_on_write_failure();
+        }
         let s = Snapshot::of_base(base);
         LiveGraph {
             head: Mutex::new(s.clone()),

@@ -190,6 +190,9 @@ fn open_once(data: &DataDir, name: &str, access: Access) -> Result<(LiveGraph, O
         live.replay(r.version, r.ops)?;
     }
     report.replay_seconds = t.elapsed().as_secs_f64();
+    if let Some(w) = &wal {
+        w.poison_on_write_failure();
+    }
     live.log = wal;
     live.home = Some(Home {
         data: data.clone(),
