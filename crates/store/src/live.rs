@@ -107,11 +107,13 @@ impl LiveGraph {
                 return Err(e);
             }
         }
+        // The record is durable, and so is every version before it (a
+        // failed group fails every record queued behind it), so each of
+        // their committers publishes: wait for them even if a later commit
+        // poisoned the graph meanwhile, rather than report a durable
+        // commit as failed.
         let mut p = lock(&self.published);
         while p.version() + 1 != version {
-            if let Some(why) = lock(&self.poisoned).clone() {
-                return Err(StoreError::Poisoned(why));
-            }
             p = self.publish_cv.wait(p).unwrap_or_else(|e| e.into_inner());
         }
         *p = next;
