@@ -345,8 +345,10 @@ struct Tally {
 }
 
 /// Every fault variant at every op of the stream of `setup` (and a few
-/// past its clean end).
-fn crash_every_op(setup: &Setup, seed: u64, what: &str) -> Tally {
+/// past its clean end). Large graphs are compared whole at one variant in
+/// eight (the others: the vertices the stream touches and the counts)
+/// unless `full`.
+fn crash_every_op(setup: &Setup, seed: u64, what: &str, full: bool) -> Tally {
     let clean = FaultyFs::new();
     let attempts = run_stream(&clean, setup, seed);
     let total = clean.ops();
@@ -381,7 +383,7 @@ fn crash_every_op(setup: &Setup, seed: u64, what: &str) -> Tally {
                 disks.push(fs.clone());
             }
             for disk in &disks {
-                let full = setup.base.num_vertices() < 1000 || variant == 0;
+                let full = full || setup.base.num_vertices() < 1000 || variant == 0;
                 let f = recover_and_check(disk, setup, &attempts, &label, full)
                     .unwrap_or_else(|e| panic!("{e}"));
                 t.torn += u64::from(f.torn);
@@ -415,7 +417,7 @@ fn every_crash_point_of_one_committer_recovers_a_prefix_holding_every_ack() {
     {
         let setup = Setup::single(directed, weighted, seed + i as u64);
         let what = format!("one committer, directed {directed}, weighted {weighted}");
-        let t = crash_every_op(&setup, seed + i as u64, &what);
+        let t = crash_every_op(&setup, seed + i as u64, &what, false);
         total.points += t.points;
         total.torn += t.torn;
         total.unacked_recovered += t.unacked_recovered;
@@ -432,13 +434,38 @@ fn every_crash_point_of_one_committer_recovers_a_prefix_holding_every_ack() {
 #[test]
 fn every_crash_point_of_four_committers_recovers_a_prefix_holding_every_ack() {
     let seed = live_common::seed("four committers", 4702);
+    let points = threaded_crashes(&[(false, false), (true, true)], seed, false);
+    assert!(points >= 500, "only {points} crash points");
+}
+
+/// The same for 2, 3 and 4 committers on every kind of graph, eight seeds,
+/// every crash image compared whole (about 25,000 crash points, several
+/// minutes in release): `cargo test -p plexus-store --release --test
+/// live_crash -- --ignored`.
+#[test]
+#[ignore = "slow: about 25,000 crash points; run with -- --ignored"]
+fn every_crash_point_of_many_committers_over_eight_seeds() {
+    let seed = live_common::seed("many committers", 47020);
+    let kinds = [(false, false), (true, false), (false, true), (true, true)];
     let mut points = 0;
-    for (i, (directed, weighted)) in [(false, false), (true, true)].into_iter().enumerate() {
-        let setup = Setup::threaded(4, directed, weighted, seed + i as u64);
-        let what = format!("four committers, directed {directed}, weighted {weighted}");
-        let t = crash_every_op(&setup, seed + i as u64, &what);
+    for s in 0..8 {
+        points += threaded_crashes(&kinds, seed + 16 * s, true);
+    }
+    eprintln!("{points} crash points");
+}
+
+/// Four committers (with `full`: `2 + seed % 3`) on each kind of graph in `kinds`; returns the
+/// crash points run.
+fn threaded_crashes(kinds: &[(bool, bool)], seed: u64, full: bool) -> u64 {
+    let mut points = 0;
+    for (i, &(directed, weighted)) in kinds.iter().enumerate() {
+        let seed = seed + i as u64;
+        let threads = if full { 2 + seed as usize % 3 } else { 4 };
+        let setup = Setup::threaded(threads, directed, weighted, seed);
+        let what = format!("{threads} committers, directed {directed}, weighted {weighted}");
+        let t = crash_every_op(&setup, seed, &what, full);
         assert!(t.acked > 0 && t.conflicts > 0, "{what}: {t:?}");
         points += t.points;
     }
-    assert!(points >= 500, "only {points} crash points");
+    points
 }

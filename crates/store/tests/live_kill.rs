@@ -136,22 +136,21 @@ fn child_commits_until_killed() {
 /// What the parent heard from one child.
 #[derive(Default)]
 struct Heard {
-    ready: Option<(u32, u64)>,
     tried: HashMap<u64, Vec<Op>>,
     /// Attempt → version.
     acked: HashMap<u64, u64>,
 }
 
-fn spawn_child(
-    dir: &Path,
-    threads: usize,
-    seed: u64,
-) -> (
-    Child,
-    mpsc::Receiver<(u32, u64)>,
-    Arc<Mutex<Heard>>,
-    std::thread::JoinHandle<()>,
-) {
+/// A child process and the thread reading its output.
+struct Running {
+    child: Child,
+    /// Its PID and the version it opened, once it is ready.
+    ready: mpsc::Receiver<(u32, u64)>,
+    heard: Arc<Mutex<Heard>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+fn spawn_child(dir: &Path, threads: usize, seed: u64) -> Running {
     let exe = std::env::current_exe().expect("the test binary");
     let mut child = Command::new(exe)
         .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
@@ -185,7 +184,6 @@ fn spawn_child(
             match what {
                 Some("ready") => {
                     let v = rest.parse().expect("ready PID VERSION");
-                    heard.ready = Some((a as u32, v));
                     let _ = ready_tx.send((a as u32, v));
                 }
                 Some("try") => {
@@ -198,7 +196,12 @@ fn spawn_child(
             }
         }
     });
-    (child, ready_rx, heard, reader)
+    Running {
+        child,
+        ready: ready_rx,
+        heard,
+        reader,
+    }
 }
 
 /// A reader's view, opened while a child ran: its version and graph.
@@ -260,7 +263,12 @@ fn kill_loop(kills: u32, seed: u64) {
     for i in 0..kills {
         let label = format!("seed {seed}, kill {i}");
         let threads = rng.gen_range(1..=4);
-        let (mut child, ready, heard, reader) = spawn_child(data.root(), threads, rng.gen());
+        let Running {
+            mut child,
+            ready,
+            heard,
+            reader,
+        } = spawn_child(data.root(), threads, rng.gen());
         let (pid, opened) = match ready.recv_timeout(Duration::from_secs(30)) {
             Ok(r) => r,
             Err(_) => {

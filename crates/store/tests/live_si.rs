@@ -63,7 +63,7 @@ fn pool() -> Vec<i64> {
 fn vertex(slot: usize, k: u8) -> i64 {
     let pool = pool();
     let k = k as usize;
-    if k % 3 != 0 {
+    if !k.is_multiple_of(3) {
         let home = slot % PARTS;
         pool[home * 5 + k % 5]
     } else {
