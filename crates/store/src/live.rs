@@ -103,6 +103,9 @@ impl LiveGraph {
         if let (Some(log), Some(t)) = (&self.log, ticket) {
             if let Err(e) = log.wait_durable(t) {
                 *lock(&self.poisoned) = Some(e.to_string());
+                // Under the lock that waiters check the poison under, so
+                // that none misses the wake-up (compaction waits so).
+                let _p = lock(&self.published);
                 self.publish_cv.notify_all();
                 return Err(e);
             }

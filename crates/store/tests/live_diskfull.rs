@@ -264,3 +264,102 @@ fn concurrent_disk_full(rounds: u64, seed: u64) {
     eprintln!("{write_failed} commits failed writing, {refused} refused after a failure");
     assert!(write_failed as u64 >= rounds && refused > 0);
 }
+
+/// Sets the process's file-size limit (`RLIMIT_FSIZE`) while alive and
+/// restores it when dropped; SIGXFSZ is ignored, so a write past the limit
+/// fails with EFBIG ("File too large") as one on a full disk fails with
+/// ENOSPC. No other test of this binary writes real files.
+struct FileSizeLimit(libc::rlimit);
+
+impl FileSizeLimit {
+    fn set(bytes: u64) -> FileSizeLimit {
+        // SAFETY: `signal` with SIG_IGN and `get`/`setrlimit` with a
+        // pointer to a local, initialized struct: no memory is shared.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let mut old = std::mem::zeroed::<libc::rlimit>();
+            assert_eq!(libc::getrlimit(libc::RLIMIT_FSIZE, &mut old), 0);
+            let new = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: old.rlim_max,
+            };
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &new), 0);
+            FileSizeLimit(old)
+        }
+    }
+}
+
+impl Drop for FileSizeLimit {
+    fn drop(&mut self) {
+        // SAFETY: as in `set`.
+        unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &self.0) };
+    }
+}
+
+/// A real write failure (a file-size limit) under a graph opened from a
+/// data directory: the commit fails naming the cause, the graph refuses
+/// further commits and compaction (compaction used to wait forever for
+/// the failed version to be published), and reopening shows exactly the
+/// acknowledged versions and compacts.
+#[test]
+fn a_real_write_failure_poisons_an_opened_graph_and_compaction_refuses() {
+    use plexus_graph::{store::Provenance, DataDir};
+    use plexus_store::Access;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = DataDir::new(dir.path());
+    let (g, mut model) = live_common::base(100, &[(1, 2, 1), (2, 3, 1)], false, false);
+    data.save("g", &g, &Provenance::default(), false)
+        .expect("saves");
+    let (live, _) = LiveGraph::open(&data, "g", Access::Write).expect("opens");
+    let mut acked = Vec::new();
+    for k in 0..5 {
+        let tx = edges_tx(&live, 1000 * k, 3, false);
+        let ops = tx.ops().to_vec();
+        live.commit(tx).expect("fits");
+        model.apply_all(&ops, "acknowledged");
+        acked.push(ops);
+    }
+    let biggest = std::fs::read_dir(data.graph_dir("g"))
+        .expect("the graph's directory")
+        .map(|e| e.and_then(|e| e.metadata()).map_or(0, |m| m.len()))
+        .max()
+        .unwrap_or(0);
+    let live = Arc::new(live);
+    {
+        let _limit = FileSizeLimit::set(biggest + 64 * 1024);
+        let err = live
+            .commit(edges_tx(&live, 100_000, 8000, false))
+            .expect_err("over the limit");
+        let msg = err.to_string();
+        assert!(matches!(err, StoreError::LogWrite { .. }), "{msg}");
+        assert!(msg.contains("File too large"), "{msg}");
+        let err = live
+            .commit(edges_tx(&live, 200_000, 1, false))
+            .expect_err("poisoned");
+        assert!(matches!(err, StoreError::Poisoned(_)), "{err}");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let l2 = Arc::clone(&live);
+        let compaction = std::thread::spawn(move || {
+            let _ = tx.send(l2.compact().map(|_| ()));
+        });
+        let res = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("compaction of a poisoned graph returns");
+        compaction.join().expect("the compaction thread");
+        assert!(matches!(res, Err(StoreError::Poisoned(_))), "{res:?}");
+    }
+    drop(live);
+    let (live, report) = LiveGraph::open(&data, "g", Access::Write).expect("reopens");
+    assert_eq!((report.replayed, report.torn), (5, None));
+    check_snapshot(&live.snapshot(), &model, "reopened").unwrap_or_else(|e| panic!("{e}"));
+    let tx = edges_tx(&live, 100_000, 8000, false);
+    let ops = tx.ops().to_vec();
+    assert_eq!(live.commit(tx).expect("no limit now"), 6);
+    model.apply_all(&ops, "after the limit");
+    live.compact().expect("compacts");
+    drop(live);
+    let (live, report) = LiveGraph::open(&data, "g", Access::Write).expect("reopens");
+    assert_eq!((report.base_version, report.replayed), (6, 0));
+    check_snapshot(&live.snapshot(), &model, "compacted").unwrap_or_else(|e| panic!("{e}"));
+    data.check("g").expect("passes info --check");
+}
