@@ -395,7 +395,7 @@ fn interleaved_transactions_are_snapshot_isolated_with_first_committer_wins_per_
 /// The same over 10,000 cases: `cargo test -p plexus-store --release
 /// --test live_si -- --ignored`.
 #[test]
-#[ignore = "slow: 10,000 cases (about 2 minutes in release); run with -- --ignored"]
+#[ignore = "slow: 10,000 cases (about 6 minutes in release on 2 cores); run with -- --ignored"]
 fn snapshot_isolation_over_10000_histories() {
     si_histories(
         10_000,
