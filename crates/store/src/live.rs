@@ -51,8 +51,13 @@ impl LiveGraph {
         LiveGraph::with_log(base, None)
     }
 
-    /// A live graph over `base` whose commits go to `log` first.
+    /// A live graph over `base` whose commits go to `log` first (which is
+    /// set to [`Wal::poison_on_write_failure`]: a failed commit poisons
+    /// the graph).
     pub fn with_log(base: Arc<Graph>, log: Option<Arc<Wal>>) -> LiveGraph {
+        if let Some(w) = &log {
+            w.poison_on_write_failure();
+        }
         let s = Snapshot::of_base(base);
         LiveGraph {
             head: Mutex::new(s.clone()),
@@ -152,15 +157,20 @@ impl LiveGraph {
         if let (Some(log), Some(t)) = (&self.log, ticket) {
             if let Err(e) = log.wait_durable(t) {
                 *lock(&self.poisoned) = Some(e.to_string());
+                // Under the lock that waiters check the poison under, so
+                // that none misses the wake-up (compaction waits so).
+                let _p = lock(&self.published);
                 self.publish_cv.notify_all();
                 return Err(e);
             }
         }
+        // The record is durable, and so is every version before it (a
+        // failed group fails every record queued behind it), so each of
+        // their committers publishes: wait for them even if a later commit
+        // poisoned the graph meanwhile, rather than report a durable
+        // commit as failed.
         let mut p = lock(&self.published);
         while p.version() + 1 != version {
-            if let Some(why) = lock(&self.poisoned).clone() {
-                return Err(StoreError::Poisoned(why));
-            }
             p = self.publish_cv.wait(p).unwrap_or_else(|e| e.into_inner());
         }
         *p = next;

@@ -111,6 +111,9 @@ impl LiveGraph {
         let Some(home) = self.home.as_ref().filter(|h| !h.read_only) else {
             return Err(StoreError::ReadOnly);
         };
+        if let Some(why) = lock(&self.poisoned).clone() {
+            return Err(StoreError::Poisoned(why));
+        }
         let t = Instant::now();
         let snap = self.snapshot();
         let log_bytes_before = self.log_bytes();
@@ -132,6 +135,12 @@ impl LiveGraph {
         let mut head = lock(&self.head);
         let mut published = lock(&self.published);
         while published.version() != head.version() {
+            // A failed commit leaves a version in the head that is never
+            // published: give up (the new base holds a durable version, so
+            // the store opens as it is).
+            if let Some(why) = lock(&self.poisoned).clone() {
+                return Err(StoreError::Poisoned(why));
+            }
             published = self
                 .publish_cv
                 .wait(published)
@@ -187,6 +196,9 @@ fn open_once(data: &DataDir, name: &str, access: Access) -> Result<(LiveGraph, O
     report.replayed_ops = records.iter().map(|r| r.ops.len() as u64).sum();
     live.replay(records)?;
     report.replay_seconds = t.elapsed().as_secs_f64();
+    if let Some(w) = &wal {
+        w.poison_on_write_failure();
+    }
     live.log = wal;
     live.home = Some(Home {
         data: data.clone(),

@@ -141,6 +141,9 @@ struct Shared {
     last_assigned: Option<u64>,
     /// The highest version ever durable in this log (survives rewrites).
     high: Option<u64>,
+    /// A failed group write poisons the log too (see
+    /// [`Wal::poison_on_write_failure`]).
+    poison_on_write: bool,
     /// The durable log's length in bytes, record count and last version.
     end: u64,
     records: u64,
@@ -218,6 +221,7 @@ impl Wal {
             poisoned: None,
             last_assigned: last_version,
             high: last_version,
+            poison_on_write: false,
             end,
             records: records.len() as u64,
             last_version,
@@ -255,6 +259,18 @@ impl Wal {
     /// it holds none, e.g. after a rewrite that dropped every record).
     pub fn last_version(&self) -> Option<u64> {
         lock(&self.shared).last_version
+    }
+
+    /// Makes a failed group write poison the log as a failed fdatasync
+    /// does, for a caller that cannot roll back the versions of a failed
+    /// group: a live graph numbers each version after the one before, so
+    /// a record it enqueues once a group has failed (a commit racing the
+    /// failure) would follow a version the log never got, and the log
+    /// would no longer replay. The failed group's commits still fail with
+    /// [`StoreError::LogWrite`]; every later call fails with
+    /// [`StoreError::LogFailed`] until the log is reopened.
+    pub fn poison_on_write_failure(&self) {
+        lock(&self.shared).poison_on_write = true;
     }
 
     /// Puts `record` in the commit queue and returns at once (no I/O).
@@ -375,7 +391,12 @@ impl Wal {
                 // The group and everything queued behind it (those commits
                 // assumed the group's) fail.
                 let failure = match e {
-                    GroupError::Write(e) => Failure::Write(Arc::new(e)),
+                    GroupError::Write(e) => {
+                        if s.poison_on_write {
+                            s.poisoned = Some(Arc::from(format!("a write failed: {e}")));
+                        }
+                        Failure::Write(Arc::new(e))
+                    }
                     GroupError::Poison(cause) => {
                         let cause: Arc<str> = Arc::from(cause);
                         s.poisoned = Some(Arc::clone(&cause));
