@@ -33,7 +33,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plexus_engine::algo::{cdlp, pagerank};
 use plexus_jobs::manager::ManagerStats;
 use plexus_jobs::sched::model::Machine;
-use plexus_jobs::sched::{Cost, Policy, Runner, RunnerConfig};
+use plexus_jobs::sched::{percentile, Cost, Policy, Runner, RunnerConfig};
 use plexus_jobs::{
     Algorithm, Catalog, ExecMode, JobHandle, JobManager, JobSpec, JobState, JobStatus,
     ManagerConfig, Snapshot,
@@ -337,17 +337,6 @@ fn parse_bytes(what: &str, s: &str) -> anyhow::Result<u64> {
         Ok(x) if x > 0.0 && x.is_finite() => Ok((x * mult as f64) as u64),
         _ => bail!("{what} must be a positive size such as 32M, got '{s}'"),
     }
-}
-
-/// The nearest-rank percentile `p` (0–100) of `xs`.
-pub(crate) fn percentile(xs: &[f64], p: f64) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    Some(v[rank.min(v.len()) - 1])
 }
 
 /// The live display: one line per job, refreshed in place on a terminal;
@@ -884,19 +873,15 @@ fn collect(
     Ok(())
 }
 
-/// Writes a job's result as CSV through a temporary file renamed on success.
+/// Writes a job's result as CSV through a temporary file renamed on success
+/// (`.NAME.csv.tmp-PID`, as every other write; those of dead processes are
+/// removed first: `plexus_graph::export::write_atomically`).
 fn write_result(path: &std::path::Path, out: &plexus_jobs::JobOutput) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let tmp = path.with_extension("csv.tmp");
-    let write = || -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        out.write_csv(&mut w)?;
-        std::io::Write::flush(&mut w)?;
-        std::fs::rename(&tmp, path)
-    };
-    write().with_context(|| format!("cannot write {}", path.display()))
+    plexus_graph::export::write_atomically(path, |w| out.write_csv(w))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn mib(b: u64) -> String {
@@ -970,15 +955,6 @@ fn print_text(r: &Value, stats: &ManagerStats, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_use_the_nearest_rank() {
-        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
-        assert_eq!(percentile(&xs, 50.0), Some(10.0));
-        assert_eq!(percentile(&xs, 95.0), Some(19.0));
-        assert_eq!(percentile(&[3.0], 95.0), Some(3.0));
-        assert_eq!(percentile(&[], 50.0), None);
-    }
 
     #[test]
     fn sizes_parse_with_binary_suffixes() {

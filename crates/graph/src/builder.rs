@@ -365,6 +365,7 @@ struct DisjointWriter<T> {
 // `scatter` each chunk writes only the slots of its own cursor ranges, which
 // the prefix sum makes disjoint), so sharing it across threads cannot create
 // two live writes to one element.
+#[allow(unsafe_code)]
 unsafe impl<T: Send> Sync for DisjointWriter<T> {}
 
 impl<T> DisjointWriter<T> {
@@ -376,6 +377,7 @@ impl<T> DisjointWriter<T> {
     }
     /// Writes `val` at `i`. Each `i` must be written by at most one thread.
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn write(&self, i: usize, val: T) {
         assert!(i < self.len, "scatter index out of bounds");
         // SAFETY: `i < len` is checked above, the buffer outlives `self`
