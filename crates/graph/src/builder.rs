@@ -394,8 +394,7 @@ impl<T> DisjointWriter<T> {
 /// `items`) into chunks; `arcs(range)` yields the arcs `(u, v, w)` that the
 /// items of `range` make, the same ones each time it is called (a trait
 /// with a generic callback, not an iterator: a `flat_map` of per-edge
-/// `Chain`s ran the scatter several times slower than the callback loop;
-/// bench/NOTES.md, "The build's scatter").
+/// `Chain`s ran the scatter several times slower than the callback loop).
 ///
 /// Each chunk counts and writes with its own cursor per vertex, so no write
 /// waits on an atomic: a locked `fetch_add` per arc drained the store

@@ -21,11 +21,7 @@
 //! tasks first-fit into *runs* whose gathered state fits the table's cache
 //! budget ([`ScanTable::with_cache_bytes`], the LLC; [`cache_runs`]): the
 //! tasks of a run share every chunk visit, and the runs scan the chunks one
-//! after another. On kron22 the 16-job mix's CDLP group (9.6 MB of labels)
-//! and PageRank series (19 MB of contributions) took 1.26 s together for
-//! their second pass against 1.03 s in runs of their own, and the batch
-//! 10.06 s (median of 3) against 11.79 s (bench/NOTES.md, session 14).
-//! Tasks whose state is small still share one run.
+//! after another. Tasks whose state is small still share one run.
 //!
 //! Tasks are [`ScanTask`]s. [`ProgramTask`] runs any engine [`Driver`]
 //! (the algorithm's own step machine, one superstep per pass) through the

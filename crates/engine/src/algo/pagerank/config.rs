@@ -119,8 +119,7 @@ impl Precision {
     /// most f32 rounding can move the result (so at `d = 0.85`, from an L1
     /// target of 3.4e-5: NetworkX's default tolerance on any graph of 34
     /// vertices or more); else f64. The randomly read array is then half
-    /// the bytes (kron22, 8 iterations: 2.9–3.5 s against 4.0–4.2 s in
-    /// f64, bench/RESULTS.md "Session 23"). Fixed iteration counts keep f64
+    /// the bytes. Fixed iteration counts keep f64
     /// (NetworkX's and Graphalytics's iterates). For [`Method::Push`] it is
     /// the precision of the Jacobi iterations that take over when the push
     /// stops early; the push itself is f64.

@@ -50,10 +50,8 @@ pub(super) const PREFETCH_AHEAD: usize = 32;
 /// Whether the in-list loop prefetches contributions [`PREFETCH_AHEAD`]
 /// in-edges ahead: not when the `n` contributions take at most half of a
 /// core's L2 (256 KiB when its size is unknown), where every read hits L2
-/// and the prefetch is six instructions an edge for nothing (email-Enron
-/// 4.65–4.74 against 4.53–4.58 ms a run, soc-Slashdot0902 12.7–14.0
-/// against 12.0–12.2 ms; bench/RESULTS.md, session 35). Never changes a
-/// result.
+/// and the prefetch is six instructions an edge for nothing. Never
+/// changes a result.
 pub(super) fn prefetch_contributions<C>(n: usize) -> bool {
     let l2 = plexus_graph::caches::l2_bytes().unwrap_or(512 << 10);
     (n as u64).saturating_mul(std::mem::size_of::<C>() as u64) > l2 / 2
@@ -310,7 +308,7 @@ fn pass_blocks<C: Contribution, const GS: bool, const CHEB: bool, const BLOCK: u
     let n = pass.n;
     if let Some(t) = tiles {
         // The tiles' blocks: each block's sums are used while they are
-        // in L2, as soon as its gather ends (bench/NOTES.md, session 31).
+        // in L2, as soon as its gather ends.
         let pieces = crate::tiled::split_by_blocks(t, rank)
             .into_iter()
             .zip(crate::tiled::split_by_blocks(t, &mut new[..n]))

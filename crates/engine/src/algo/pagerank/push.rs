@@ -18,17 +18,13 @@ pub(super) const PUSH_STATE_IN_CACHE: usize = 1 << 20;
 /// edges. The two settle the break-even `keep ≈ 0.85^(c/w)` for a push edge
 /// that costs `c` pull edges on two threads:
 /// - state in cache (email-Enron, `c` about 4): `w = 16`, `keep = 0.8`, a
-///   margin under `0.85^(4/16) ≈ 0.96`, as measured in session 20;
+///   margin under `0.85^(4/16) ≈ 0.96`;
 /// - state beyond it (Kronecker scale 22, `c` about 46 once the pull passes
 ///   ran over tiles: 16 ns a push edge against 0.35 ns a pull edge):
-///   `w = 64`, `keep = 0.9` (`0.85^(46/64) ≈ 0.89`). The push from kron22's
-///   hub then hands over after 4 M edges instead of 16 M: the whole run
-///   took 1.29 s → 0.66 s, kron22-degree's 0.67 → 0.39 s, with the f32
-///   Jacobi (bench/NOTES.md, session 32).
+///   `w = 64`, `keep = 0.9` (`0.85^(46/64) ≈ 0.89`).
 ///
-/// On kron22 half the graph's edges of pushes cut the residual only from 1
-/// to 0.67 and cost more than the four Jacobi iterations they saved
-/// (session 20).
+/// A push that stops paying hands over early: its later edges cost more
+/// than the Jacobi iterations they save.
 pub(super) fn push_window(g: &Graph) -> pagerank_push::Window {
     let arcs = g.out().num_edges();
     if g.num_vertices().saturating_mul(PUSH_STATE_BYTES) <= PUSH_STATE_IN_CACHE {

@@ -19,7 +19,7 @@ pub struct Config {
     /// and `d̄` the mean out-degree (at least 1): Meyer and Sanders' `Θ(1/d)`
     /// for random weights, a middle ground between Dijkstra (`Δ → 0`) and
     /// Bellman–Ford (`Δ → ∞`) that grows with sparsity. The constant 4 is
-    /// measured (bench/NOTES.md): on Kronecker scale 22 (weights 1–255,
+    /// measured: on Kronecker scale 22 (weights 1–255,
     /// `d̄` 53.6) it gives Δ ≈ 9.6 where Δ 2–8 run about 2× faster than
     /// the mean weight (128); on USA-road-FLA (`d̄` 2.4) Δ ≈ 213, near the
     /// best measured (256).

@@ -21,7 +21,7 @@ pub(super) const FUSE_BELOW: usize = 1000;
 /// in `f64`, so both words reach the same distances and, bucketing the
 /// same values, the same rounds; the `u32` word halves the state that the
 /// relaxations read at random (kron22: 9.6 MB of distances and as much of
-/// stamps instead of 19.2 MB each; 10 % faster there, bench/NOTES.md).
+/// stamps instead of 19.2 MB each).
 /// `u16` halves it again where it is tried first ([`try_u16`]): a sum that
 /// does not fit stops that run, and the distances come from `u32` (or
 /// `f64`) instead, so the output never depends on the word.
@@ -150,7 +150,7 @@ integer_word!(u32, AtomicU32, false);
 integer_word!(u16, AtomicU16, true);
 
 /// Whether to try the `u16` word first (half the bytes of `u32` per
-/// distance and stamp; kron22 about 10 % faster, bench/NOTES.md session 17).
+/// distance and stamp).
 /// Certain when every simple path is shorter than 65,535; otherwise tried
 /// on graphs where it is likely (integer weights of at most 1,023, so a
 /// 64-edge path fits, and a mean out-degree of at least 4, so shortest
@@ -224,8 +224,7 @@ impl<W: Word> Tentative<W> {
     /// [`bucket`] of distance `d`: `floor(d / Δ)`. For an integer distance
     /// and `Δ = 2^s` that quotient is exact in `f64` (`d < 2^32`, a power of
     /// two divides exactly), so `d >> s` is the same number without the
-    /// conversion and division on every lowering (about 7 % of road SSSP's
-    /// samples, bench/NOTES.md session 34).
+    /// conversion and division on every lowering.
     #[inline(always)]
     pub(super) fn bucket(&self, d: W) -> u64 {
         match (self.shift, d.to_integer()) {
