@@ -304,7 +304,6 @@ fn move_window<W: Word>(t: &Team<'_, W>, bins: &mut LocalBins, base: &mut u64) -
 /// the list: ask for the state [`TEAM_FAR`] entries ahead and, once it has
 /// arrived, for the list [`TEAM_AHEAD`] entries ahead, so no load waits on
 /// memory.
-#[inline(always)]
 fn relax_list<W: Word>(
     t: &Team<'_, W>,
     bins: &mut LocalBins,
