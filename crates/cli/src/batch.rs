@@ -33,7 +33,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plexus_engine::algo::{cdlp, pagerank};
 use plexus_jobs::manager::ManagerStats;
 use plexus_jobs::sched::model::Machine;
-use plexus_jobs::sched::{Cost, Policy, Runner, RunnerConfig};
+use plexus_jobs::sched::{percentile, Cost, Policy, Runner, RunnerConfig};
 use plexus_jobs::{
     Algorithm, Catalog, ExecMode, JobHandle, JobManager, JobSpec, JobState, JobStatus,
     ManagerConfig, Snapshot,
@@ -337,17 +337,6 @@ fn parse_bytes(what: &str, s: &str) -> anyhow::Result<u64> {
     }
 }
 
-/// The nearest-rank percentile `p` (0–100) of `xs`.
-pub(crate) fn percentile(xs: &[f64], p: f64) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    Some(v[rank.min(v.len()) - 1])
-}
-
 /// The live display: one line per job, refreshed in place on a terminal;
 /// plain lines on state changes otherwise.
 struct Display {
@@ -457,14 +446,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         pagerank_series: !a.pagerank_lanes,
         cpus: None,
     })?;
-    // A panic inside a guarded kernel fails its job; keep the screen quiet
-    // about it (the job's status carries the message).
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !plexus_jobs::scan::in_guarded_kernel() {
-            prev(info);
-        }
-    }));
+    quiet_guarded_panics();
     plexus_jobs::memory::reset_peak_rss();
 
     let mut order: Vec<usize> = (0..planned.len()).collect();
@@ -524,41 +506,7 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     mgr.shutdown();
     let peak_rss = plexus_jobs::memory::peak_rss_bytes();
 
-    let mut jobs = Vec::new();
-    let mut latencies = Vec::new();
-    let mut failed = 0usize;
-    for (i, p) in planned.iter().enumerate() {
-        let mut j = json!({
-            "name": p.spec.name,
-            "algorithm": p.spec.algorithm.name(),
-            "graph": p.graph,
-            "submitted_at_seconds": p.at,
-        });
-        match (&handles[i], &refused[i]) {
-            (Some(h), _) => {
-                let s = h.status();
-                j["id"] = json!(s.id);
-                j["snapshot"] = json!(s.snapshot);
-                j["state"] = json!(s.state);
-                j["supersteps"] = json!(s.superstep);
-                j["latency_seconds"] = json!(s.latency_seconds);
-                j["run_seconds"] = json!(s.run_seconds);
-                if add_outcome(&mut j, &s, collected[i].as_ref()) {
-                    if let Some(l) = s.latency_seconds {
-                        latencies.push(l);
-                    }
-                } else {
-                    failed += 1;
-                }
-            }
-            (None, Some(e)) => {
-                failed += 1;
-                mark_refused(&mut j, e);
-            }
-            (None, None) => {}
-        }
-        jobs.push(j);
-    }
+    let (jobs, latencies, failed) = job_reports(&planned, &handles, &refused, &collected);
     let done = latencies.len();
     let report = json!({
         "mode": a.mode,
@@ -667,12 +615,7 @@ fn batch_scheduled(
         .iter()
         .map(|c| c.seconds(machine.cores() as f64))
         .collect();
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !plexus_jobs::scan::in_guarded_kernel() {
-            prev(info);
-        }
-    }));
+    quiet_guarded_panics();
     plexus_jobs::memory::reset_peak_rss();
     let mut order: Vec<usize> = (0..planned.len()).collect();
     order.sort_by(|&x, &y| planned[x].at.total_cmp(&planned[y].at));
@@ -723,6 +666,124 @@ fn batch_scheduled(
         chunk_target_bytes: 0,
         llc: llc_info,
     };
+    let (jobs, latencies, qos, failed) =
+        scheduled_job_reports(planned, &runner, &slot, &solo, &collected);
+    let done = latencies.len();
+    let mut report = json!({
+        "mode": Value::Null,
+        "scheduler": policy.name(),
+        "machine": machine,
+        "jobs": jobs,
+        "jobs_done": done,
+        "jobs_failed": failed,
+        "wall_seconds": wall,
+        "throughput_jobs_per_hour": if wall > 0.0 { done as f64 * 3600.0 / wall } else { 0.0 },
+        "latency_p50_seconds": percentile(&latencies, 50.0),
+        "latency_p95_seconds": percentile(&latencies, 95.0),
+        "qos_p50": percentile(&qos, 50.0),
+        "qos_p95": percentile(&qos, 95.0),
+        "peak_rss_bytes": peak_rss,
+        "topology_bytes_read": stats.topology_bytes_read,
+        "topology_bytes": stats.topology_bytes,
+        "peak_job_state_bytes": stats.peak_job_state_bytes,
+        "memory_model_bytes": stats.topology_bytes + stats.peak_job_state_bytes,
+        "threads": machine.cores(),
+        "units": rs.units,
+        "resizes": rs.resizes,
+        "pools_rebuilt": rs.pools_rebuilt,
+        "passes": stats.passes,
+        "llc": stats.llc,
+    });
+    if a.explain {
+        report["decisions"] = json!(runner.decisions());
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        if a.explain {
+            println!("decisions ({}):", policy.name());
+            for d in runner.decisions() {
+                println!("  {d}");
+            }
+        }
+        print_text(&report, &stats, planned.len());
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} jobs did not finish (see their errors above)",
+            planned.len()
+        );
+    }
+    Ok(())
+}
+
+/// Keeps the screen quiet about a panic inside a guarded kernel: it fails
+/// its job, whose status carries the message.
+fn quiet_guarded_panics() {
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !plexus_jobs::scan::in_guarded_kernel() {
+            prev(info);
+        }
+    }));
+}
+
+/// The report entries of a batch's jobs, the latencies of those done and
+/// how many failed or were refused.
+fn job_reports(
+    planned: &[Planned],
+    handles: &[Option<JobHandle>],
+    refused: &[Option<String>],
+    collected: &[Option<Collected>],
+) -> (Vec<Value>, Vec<f64>, usize) {
+    let mut jobs = Vec::new();
+    let mut latencies = Vec::new();
+    let mut failed = 0usize;
+    for (i, p) in planned.iter().enumerate() {
+        let mut j = json!({
+            "name": p.spec.name,
+            "algorithm": p.spec.algorithm.name(),
+            "graph": p.graph,
+            "submitted_at_seconds": p.at,
+        });
+        match (&handles[i], &refused[i]) {
+            (Some(h), _) => {
+                let s = h.status();
+                j["id"] = json!(s.id);
+                j["snapshot"] = json!(s.snapshot);
+                j["state"] = json!(s.state);
+                j["supersteps"] = json!(s.superstep);
+                j["latency_seconds"] = json!(s.latency_seconds);
+                j["run_seconds"] = json!(s.run_seconds);
+                if add_outcome(&mut j, &s, collected[i].as_ref()) {
+                    if let Some(l) = s.latency_seconds {
+                        latencies.push(l);
+                    }
+                } else {
+                    failed += 1;
+                }
+            }
+            (None, Some(e)) => {
+                failed += 1;
+                mark_refused(&mut j, e);
+            }
+            (None, None) => {}
+        }
+        jobs.push(j);
+    }
+    (jobs, latencies, failed)
+}
+
+/// The report entries of a scheduled batch's jobs, the latencies
+/// (response times) and QoS of those done and how many failed or were
+/// refused.
+fn scheduled_job_reports(
+    planned: &[Planned],
+    runner: &Runner,
+    slot: &[Option<usize>],
+    solo: &[f64],
+    collected: &[Option<Collected>],
+) -> (Vec<Value>, Vec<f64>, Vec<f64>, usize) {
     let mut jobs = Vec::new();
     let mut latencies = Vec::new();
     let mut qos = Vec::new();
@@ -772,53 +833,7 @@ fn batch_scheduled(
         }
         jobs.push(j);
     }
-    let done = latencies.len();
-    let mut report = json!({
-        "mode": Value::Null,
-        "scheduler": policy.name(),
-        "machine": machine,
-        "jobs": jobs,
-        "jobs_done": done,
-        "jobs_failed": failed,
-        "wall_seconds": wall,
-        "throughput_jobs_per_hour": if wall > 0.0 { done as f64 * 3600.0 / wall } else { 0.0 },
-        "latency_p50_seconds": percentile(&latencies, 50.0),
-        "latency_p95_seconds": percentile(&latencies, 95.0),
-        "qos_p50": percentile(&qos, 50.0),
-        "qos_p95": percentile(&qos, 95.0),
-        "peak_rss_bytes": peak_rss,
-        "topology_bytes_read": stats.topology_bytes_read,
-        "topology_bytes": stats.topology_bytes,
-        "peak_job_state_bytes": stats.peak_job_state_bytes,
-        "memory_model_bytes": stats.topology_bytes + stats.peak_job_state_bytes,
-        "threads": machine.cores(),
-        "units": rs.units,
-        "resizes": rs.resizes,
-        "pools_rebuilt": rs.pools_rebuilt,
-        "passes": stats.passes,
-        "llc": stats.llc,
-    });
-    if a.explain {
-        report["decisions"] = json!(runner.decisions());
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        if a.explain {
-            println!("decisions ({}):", policy.name());
-            for d in runner.decisions() {
-                println!("  {d}");
-            }
-        }
-        print_text(&report, &stats, planned.len());
-    }
-    if failed > 0 {
-        bail!(
-            "{failed} of {} jobs did not finish (see their errors above)",
-            planned.len()
-        );
-    }
-    Ok(())
+    (jobs, latencies, qos, failed)
 }
 
 /// Adds a job's outcome to its report entry: the summary (and output file)
@@ -882,19 +897,15 @@ fn collect(
     Ok(())
 }
 
-/// Writes a job's result as CSV through a temporary file renamed on success.
+/// Writes a job's result as CSV through a temporary file renamed on success
+/// (`.NAME.csv.tmp-PID`, as every other write; those of dead processes are
+/// removed first: `plexus_graph::export::write_atomically`).
 fn write_result(path: &std::path::Path, out: &plexus_jobs::JobOutput) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let tmp = path.with_extension("csv.tmp");
-    let write = || -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        out.write_csv(&mut w)?;
-        std::io::Write::flush(&mut w)?;
-        std::fs::rename(&tmp, path)
-    };
-    write().with_context(|| format!("cannot write {}", path.display()))
+    plexus_graph::export::write_atomically(path, |w| out.write_csv(w))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn mib(b: u64) -> String {
@@ -968,15 +979,6 @@ fn print_text(r: &Value, stats: &ManagerStats, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_use_the_nearest_rank() {
-        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
-        assert_eq!(percentile(&xs, 50.0), Some(10.0));
-        assert_eq!(percentile(&xs, 95.0), Some(19.0));
-        assert_eq!(percentile(&[3.0], 95.0), Some(3.0));
-        assert_eq!(percentile(&[], 50.0), None);
-    }
 
     #[test]
     fn sizes_parse_with_binary_suffixes() {

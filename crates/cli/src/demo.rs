@@ -147,54 +147,7 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
     println!("The algorithm suite, each result verified (--verify):");
     let mut all_ok = true;
     for (gname, ..) in &rows {
-        let g = ctx.data.open(gname)?;
-        println!();
-        println!("{gname}");
-        println!(
-            "  {:<12} {:>10}  {:<9} summary",
-            "algorithm", "time", "verified"
-        );
-        for entry in plexus_engine::registry::ALGORITHMS {
-            let algo = &entry.name;
-            if entry.needs_weights && !g.is_weighted() {
-                println!(
-                    "  {:<12} {:>10}  {:<9} (skipped: unweighted graph)",
-                    algo, "-", "-"
-                );
-                continue;
-            }
-            let args = crate::run::RunArgs::for_demo(algo, gname);
-            let p = crate::run::resolve(&g, &args)?;
-            let o = crate::run::execute(&g, &p, true)?;
-            let ok = matches!(o.verified, Some(Ok(())));
-            all_ok &= ok;
-            let summary: Vec<String> = o
-                .summary
-                .iter()
-                .filter(|(k, _)| {
-                    // Long lists, the timings of untimed extras and PageRank's
-                    // run details (last change, method, precision) stay out
-                    // of the table.
-                    !matches!(
-                        k.as_str(),
-                        "top"
-                            | "size_histogram"
-                            | "core_histogram"
-                            | "change"
-                            | "method"
-                            | "precision"
-                    ) && !k.ends_with("_seconds")
-                })
-                .map(|(k, v)| format!("{k} {}", crate::run::summarize(v)))
-                .collect();
-            println!(
-                "  {:<12} {:>10}  {:<9} {}",
-                algo,
-                secs(o.compute_seconds),
-                if ok { "yes" } else { "NO" },
-                summary.join(", ")
-            );
-        }
+        all_ok &= run_suite(ctx, gname)?;
     }
     println!();
     println!(
@@ -205,4 +158,54 @@ pub fn demo(ctx: &Ctx, a: DemoArgs) -> anyhow::Result<()> {
         anyhow::bail!("a verification failed (see the table above)");
     }
     Ok(())
+}
+
+/// Runs every algorithm of the registry on stored graph `gname` with
+/// `--verify`, printing one table row each; whether every result verified.
+fn run_suite(ctx: &Ctx, gname: &str) -> anyhow::Result<bool> {
+    let mut all_ok = true;
+    let g = ctx.data.open(gname)?;
+    println!();
+    println!("{gname}");
+    println!(
+        "  {:<12} {:>10}  {:<9} summary",
+        "algorithm", "time", "verified"
+    );
+    for entry in plexus_engine::registry::ALGORITHMS {
+        let algo = &entry.name;
+        if entry.needs_weights && !g.is_weighted() {
+            println!(
+                "  {:<12} {:>10}  {:<9} (skipped: unweighted graph)",
+                algo, "-", "-"
+            );
+            continue;
+        }
+        let args = crate::run::RunArgs::for_demo(algo, gname);
+        let p = crate::run::resolve(&g, &args)?;
+        let o = crate::run::execute(&g, &p, true)?;
+        let ok = matches!(o.verified, Some(Ok(())));
+        all_ok &= ok;
+        let summary: Vec<String> = o
+            .summary
+            .iter()
+            .filter(|(k, _)| {
+                // Long lists, the timings of untimed extras and PageRank's
+                // run details (last change, method, precision) stay out
+                // of the table.
+                !matches!(
+                    k.as_str(),
+                    "top" | "size_histogram" | "core_histogram" | "change" | "method" | "precision"
+                ) && !k.ends_with("_seconds")
+            })
+            .map(|(k, v)| format!("{k} {}", crate::run::summarize(v)))
+            .collect();
+        println!(
+            "  {:<12} {:>10}  {:<9} {}",
+            algo,
+            secs(o.compute_seconds),
+            if ok { "yes" } else { "NO" },
+            summary.join(", ")
+        );
+    }
+    Ok(all_ok)
 }

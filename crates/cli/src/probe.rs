@@ -75,7 +75,10 @@ pub fn measure(len: usize, repetitions: u32) -> Bandwidth {
             })
         });
         // SAFETY: every element of the spare capacity was initialised above.
-        unsafe { v.set_len(len) };
+        #[allow(unsafe_code)]
+        unsafe {
+            v.set_len(len)
+        };
         v
     };
     let (mut a, mut b, mut c) = (alloc(1.0), alloc(2.0), alloc(0.0));

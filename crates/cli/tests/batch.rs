@@ -265,6 +265,36 @@ fn batch_results_equal_plexus_run_in_external_ids() {
 }
 
 #[test]
+fn batch_result_files_go_through_pid_temp_files_and_stale_ones_are_removed() {
+    let env = Env::new();
+    let jobs = env.write(
+        "j.toml",
+        "graph = \"s\"\n[[job]]\nname = \"b\"\nalgorithm = \"bfs\"\nsource = \"b\"\n",
+    );
+    // What a killed batch left: the temp file of a process that no longer
+    // runs (no PID is that large), and one of a running process (this one).
+    std::fs::create_dir_all(env.path("res")).unwrap();
+    std::fs::write(env.path("res/.b.csv.tmp-999999999"), "stale").unwrap();
+    let live = format!("res/.b.csv.tmp-{}", std::process::id());
+    std::fs::write(env.path(&live), "in use").unwrap();
+    env.ok(&["batch", &jobs, "--out-dir", "res", "--quiet"]);
+    assert!(std::fs::read_to_string(env.path("res/b.csv"))
+        .unwrap()
+        .starts_with("id,depth,parent\n"));
+    assert!(!env.path("res/.b.csv.tmp-999999999").exists());
+    assert!(
+        env.path(&live).exists(),
+        "a running process's temp file stays"
+    );
+    let left: Vec<String> = std::fs::read_dir(env.path("res"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp") && n != &live[4..])
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
 fn batch_ppr_takes_plexus_run_s_default_tolerance() {
     // Graph `k` has hundreds of vertices, so ppr's default tolerance is
     // 1e-4/n, tighter than NetworkX's 1e-6: a batch job that kept 1e-6

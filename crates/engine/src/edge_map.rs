@@ -44,8 +44,7 @@ pub const PUSH_GRAIN: usize = 64;
 /// stored in degree order holds most of its edges in the first quarter of
 /// its ids: PageRank on Kronecker scale 22 in degree order kept 1.07 of 2
 /// CPUs busy. Passes cap their tasks at this many vertices so that an idle
-/// thread always finds one to steal; the cap cost nothing measurable on
-/// graphs of 37 K to 2.4 M vertices (bench/RESULTS.md "Session 28").
+/// thread always finds one to steal; the cap costs nothing measurable.
 pub const STEAL_GRAIN: usize = 1024;
 /// Out-degree above which a vertex's edges are split into parallel blocks in push mode.
 pub const HEAVY_DEGREE: usize = 1 << 14;

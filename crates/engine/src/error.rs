@@ -3,6 +3,7 @@
 
 /// A parameter or input an algorithm cannot accept. One line, says what and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AlgoError {
     /// A parameter out of range (negative damping, k larger than |V|, ...).
     #[error("{0}")]

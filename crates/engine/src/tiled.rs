@@ -107,7 +107,7 @@ fn block_sums<T: Copy + Into<f64>>(tiles: &Tiles, b: &TileBlock, values: &[T], s
     // tile before it is summed, so into L2 and not into the L1 that holds
     // that tile's segment), when the tile has arcs enough to touch much of
     // it: its values then come in as a sequential stream instead of as
-    // random misses to L3 (bench/NOTES.md, session 31).
+    // random misses to L3.
     let line = (64 / std::mem::size_of::<T>()).max(1);
     let prefetch_segment = |i: usize| {
         let t = &table[i];

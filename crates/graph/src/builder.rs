@@ -366,6 +366,7 @@ struct DisjointWriter<T> {
 // `scatter` each chunk writes only the slots of its own cursor ranges, which
 // the prefix sum makes disjoint), so sharing it across threads cannot create
 // two live writes to one element.
+#[allow(unsafe_code)]
 unsafe impl<T: Send> Sync for DisjointWriter<T> {}
 
 impl<T> DisjointWriter<T> {
@@ -377,6 +378,7 @@ impl<T> DisjointWriter<T> {
     }
     /// Writes `val` at `i`. Each `i` must be written by at most one thread.
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn write(&self, i: usize, val: T) {
         assert!(i < self.len, "scatter index out of bounds");
         // SAFETY: `i < len` is checked above, the buffer outlives `self`
@@ -393,8 +395,7 @@ impl<T> DisjointWriter<T> {
 /// `items`) into chunks; `arcs(range)` yields the arcs `(u, v, w)` that the
 /// items of `range` make, the same ones each time it is called (a trait
 /// with a generic callback, not an iterator: a `flat_map` of per-edge
-/// `Chain`s ran the scatter several times slower than the callback loop;
-/// bench/NOTES.md, "The build's scatter").
+/// `Chain`s ran the scatter several times slower than the callback loop).
 ///
 /// Each chunk counts and writes with its own cursor per vertex, so no write
 /// waits on an atomic: a locked `fetch_add` per arc drained the store

@@ -8,8 +8,7 @@ use std::path::Path;
 
 /// `(level, bytes)` of each data or unified cache of cpu0, in sysfs order,
 /// read once per process: the sizes do not change while it runs, and
-/// reading sysfs costs a measurable share of a short PageRank run
-/// (bench/NOTES.md, "Cache sizes read once per process").
+/// reading sysfs costs a measurable share of a short PageRank run.
 fn data_caches() -> &'static [(u32, u64)] {
     static CACHES: std::sync::OnceLock<Vec<(u32, u64)>> = std::sync::OnceLock::new();
     CACHES.get_or_init(read_data_caches)

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 /// Every error the graph crate returns. Messages are one line and name the
 /// file (and line or byte offset) involved, so a CLI can print them as they are.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GraphError {
     /// An operating-system I/O error on a named file.
     #[error("{path}: {source}")]

@@ -106,8 +106,7 @@ pub fn near_share(src: &[VertexId], dst: &[VertexId]) -> f64 {
 /// GAPBS's test for relabelling before triangle counting) and ids without
 /// locality of their own (`near` below [`AUTO_MAX_NEAR_SHARE`]): degree
 /// order speeds up every kernel on a Kronecker graph, and slows a web crawl
-/// whose ids already follow its hosts (bench/NOTES.md, "Degree order by
-/// default").
+/// whose ids already follow its hosts.
 pub fn worth_degree_order(deg: &[u64], near: f64) -> bool {
     let n = deg.len();
     if n < AUTO_MIN_VERTICES || near >= AUTO_MAX_NEAR_SHARE {

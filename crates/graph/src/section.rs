@@ -30,8 +30,10 @@ enum Owner<T> {
 // (an `Arc<Vec<T>>` or an `Arc<Mmap>`, both Send + Sync); nothing is ever
 // written through `ptr`, so sharing or sending it is as safe as sharing `&[T]`
 // (T: Pod is Send + Sync data).
+#[allow(unsafe_code)]
 unsafe impl<T: Pod> Send for Section<T> {}
 // SAFETY: see the Send impl above: read-only access to memory owned by `_owner`.
+#[allow(unsafe_code)]
 unsafe impl<T: Pod> Sync for Section<T> {}
 
 impl<T: Pod> Clone for Section<T> {
@@ -76,6 +78,7 @@ impl<T: Pod> Section<T> {
 
     /// The elements.
     #[inline(always)]
+    #[allow(unsafe_code)]
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: by the struct invariant `ptr` points to `len` initialised,
         // aligned `T`s inside the allocation or map held by `_owner`, which
@@ -130,6 +133,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)]
     fn mapped_sections_check_bounds_and_alignment_once_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m");
@@ -146,6 +150,7 @@ mod tests {
         drop(map);
         assert_eq!(c.as_slice(), vals.as_slice());
         assert!(c.is_mapped());
+        // SAFETY: as above, the file is not modified while mapped.
         let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
         assert!(
             Section::<u64>::mapped(map.clone(), 8, 101).is_none(),

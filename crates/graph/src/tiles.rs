@@ -14,8 +14,7 @@
 //!
 //! Blocks cover `0..n` in order; a block's tiles are in segment order, so
 //! a target meets its in-neighbours in CSC order. Stored beside the CSC in
-//! `graph.plx` when [`Tiles::worthwhile`] says so (bench/NOTES.md, "Tiles:
-//! when they are stored, block size, long runs by length").
+//! `graph.plx` when [`Tiles::worthwhile`] says so.
 //!
 //! Invariants ([`Tiles::check`]): blocks are contiguous, cover `0..n`, hold
 //! at most [`BLOCK_TARGETS`] targets and consecutive tile ranges; a tile's
@@ -49,9 +48,7 @@ pub const SHIFT: u32 = 13;
 /// Targets per block for a core with `l2` bytes of L2: as many as half of
 /// it holds in f64 sums (the other half is left to the values' and the
 /// streams' lines), a power of two from 2^12 to [`BLOCK_TARGETS`];
-/// 2^15 when the size is unknown. 1 MiB gives 2^16 and 512 KiB 2^15
-/// (bench/NOTES.md, "Tiles: when they are stored, block size, long runs by
-/// length").
+/// 2^15 when the size is unknown. 1 MiB gives 2^16 and 512 KiB 2^15.
 pub fn block_targets_for_l2(l2: Option<u64>) -> usize {
     match l2 {
         None => DEFAULT_BLOCK_TARGETS,
@@ -506,8 +503,7 @@ fn fill_block(
 /// Reorders `tile`'s long runs (placed in target order) by decreasing
 /// length, equal lengths by target, moving their targets, lengths and arcs
 /// along. A kernel's loop over a long run then mostly exits at the trip
-/// count of the run before it, so the exit predicts (bench/NOTES.md,
-/// "Tiles: when they are stored, block size, long runs by length"). Each
+/// count of the run before it, so the exit predicts. Each
 /// target has one run a tile, so the sums are unchanged.
 fn order_long_runs(tile: &Tile, targets: &mut [u16], sources: &mut [u16], lengths: &mut [u32]) {
     let long = tile.runs[FIXED] as usize;

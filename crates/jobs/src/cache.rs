@@ -130,7 +130,7 @@ pub fn llc_from_curve(curve: &[(u64, f64)]) -> Option<u64> {
 }
 
 /// Measures the LLC by a pointer chase up to `max_bytes` (a fraction of a
-/// second for 64 MiB; bench/NOTES.md, "Measuring the LLC"); the buffer is
+/// second for 64 MiB); the buffer is
 /// freed afterwards.
 pub fn measure_llc_bytes(max_bytes: u64) -> Option<u64> {
     llc_from_curve(&latency_curve(max_bytes))

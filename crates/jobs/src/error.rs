@@ -3,6 +3,7 @@ use std::time::Duration;
 
 /// Why a job could not be submitted, or what became of it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JobError {
     /// The job's per-vertex state can never fit in the memory there is.
     #[error("job '{job}' needs {needed} bytes of per-vertex state but only {available} bytes are available ({})", human_pair(*needed, *available))]

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use crate::error::JobError;
 use crate::output::JobOutput;
 use crate::snapshot::Snapshot;
-use crate::spec::{Fault, JobSpec, Resolved};
+#[cfg(any(test, feature = "fault-injection"))]
+use crate::spec::Fault;
+use crate::spec::{JobSpec, Resolved};
 
 /// A job's number, unique within a manager, in submission order from 1.
 pub type JobId = u64;
@@ -219,6 +221,7 @@ impl JobShared {
     }
 
     /// The current superstep (1-based once running).
+    #[cfg(any(test, feature = "fault-injection"))]
     pub(crate) fn superstep(&self) -> u64 {
         self.superstep.load(Ordering::Relaxed)
     }
@@ -234,9 +237,11 @@ impl JobShared {
     }
 
     /// Panics when an injected fault is due in the current superstep. Called
-    /// by kernels while they process a chunk.
+    /// by kernels while they process a chunk. Compiled only in tests and
+    /// with the `fault-injection` feature; otherwise a no-op.
     #[inline]
     pub(crate) fn maybe_fault(&self) {
+        #[cfg(any(test, feature = "fault-injection"))]
         if let Some(Fault::PanicAtSuperstep(s)) = self.spec.fault {
             if self.superstep() == s {
                 panic!("injected fault in job {} at superstep {s}", self.spec.name);
@@ -248,7 +253,9 @@ impl JobShared {
     /// any fault is injected, before the kernel starts. The kernel runs all
     /// its supersteps inside the call, some in teams that wait for each
     /// other, so a panic at a later superstep could leave a team waiting.
+    /// Compiled only in tests and with the `fault-injection` feature.
     pub(crate) fn maybe_fault_whole(&self) {
+        #[cfg(any(test, feature = "fault-injection"))]
         if let Some(Fault::PanicAtSuperstep(s)) = self.spec.fault {
             panic!(
                 "injected fault in job {} (superstep {s}, raised at the start of its whole-graph kernel)",

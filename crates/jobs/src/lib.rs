@@ -41,7 +41,6 @@
 //! assert!(bfs.take_result().is_err()); // results are handed out once
 //! assert!(pr.take_result().is_ok());
 //! ```
-#![deny(unsafe_code)]
 
 pub mod cache;
 pub mod error;

@@ -21,11 +21,7 @@
 //! tasks first-fit into *runs* whose gathered state fits the table's cache
 //! budget ([`ScanTable::with_cache_bytes`], the LLC; [`cache_runs`]): the
 //! tasks of a run share every chunk visit, and the runs scan the chunks one
-//! after another. On kron22 the 16-job mix's CDLP group (9.6 MB of labels)
-//! and PageRank series (19 MB of contributions) took 1.26 s together for
-//! their second pass against 1.03 s in runs of their own, and the batch
-//! 10.06 s (median of 3) against 11.79 s (bench/NOTES.md, session 14).
-//! Tasks whose state is small still share one run.
+//! after another. Tasks whose state is small still share one run.
 //!
 //! Tasks are [`ScanTask`]s. [`ProgramTask`] runs any engine [`Driver`]
 //! (the algorithm's own step machine, one superstep per pass) through the
@@ -361,19 +357,120 @@ pub fn step_all<'t>(
     tasks: Vec<Box<dyn ScanTask + 't>>,
     counters: &ScanCounters,
 ) -> Vec<Outcome<'t>> {
-    struct Prepared<'t> {
-        task: Box<dyn ScanTask + 't>,
-        plan: Option<ChunkPlan>,
-        bounds: Vec<usize>,
-        failed: Mutex<Option<String>>,
-        done: bool,
-        /// Nanoseconds in `run_chunk`, summed over workers (trace only).
-        chunk_ns: AtomicU64,
-        /// Nanoseconds in `plan` and `run_whole` (trace only).
-        serial_ns: u64,
-    }
     let trace = plexus_engine::program::trace_enabled();
     let pass_start = std::time::Instant::now();
+    let (mut prepared, mut outcomes) = prepare_tasks(g, table, tasks, counters);
+
+    let live: Vec<usize> = (0..prepared.len())
+        .filter(|&i| prepared[i].plan.is_some())
+        .collect();
+    let mut runs_used = 0usize;
+    if !live.is_empty() {
+        counters.passes.fetch_add(1, Ordering::Relaxed);
+        let prep = &prepared;
+        let runs = cache_runs(
+            &live
+                .iter()
+                .map(|&ti| prep[ti].task.gathered_bytes())
+                .collect::<Vec<_>>(),
+            table.cache_bytes(),
+        );
+        runs_used = runs.iter().max().map_or(0, |&r| r + 1);
+        let visitor = Visitor {
+            g,
+            live: &live,
+            runs: &runs,
+            prep,
+            trace,
+        };
+        let visit = |run: usize, ci: usize, chunk: &ScanChunk| visitor.visit(run, ci, chunk);
+        // Runs go one after another, each over every chunk in parallel.
+        let per_chunk: Vec<(Vec<Vec<VertexId>>, u64, u64)> = (0..runs_used)
+            .flat_map(|run| {
+                table
+                    .chunks()
+                    .par_iter()
+                    .enumerate()
+                    .with_max_len(1)
+                    .map(|(ci, chunk)| visit(run, ci, chunk))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut bytes = 0u64;
+        let mut visits = 0u64;
+        let mut merged: Vec<Vec<Vec<VertexId>>> = vec![Vec::new(); live.len()];
+        for (outs, b, v) in per_chunk {
+            bytes += b;
+            visits += v;
+            for (k, o) in outs.into_iter().enumerate() {
+                if !o.is_empty() {
+                    merged[k].push(o);
+                }
+            }
+        }
+        counters
+            .topology_bytes_read
+            .fetch_add(bytes, Ordering::Relaxed);
+        counters
+            .chunk_visits
+            .fetch_add((table.chunks().len() * runs_used) as u64, Ordering::Relaxed);
+        counters.task_chunks.fetch_add(visits, Ordering::Relaxed);
+        end_steps(g, &mut prepared, &mut outcomes, &live, merged);
+    }
+    if trace {
+        let parts: Vec<String> = prepared
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}x{} {:.1}+{:.1}ms",
+                    p.task.name(),
+                    p.task.jobs().len(),
+                    p.serial_ns as f64 / 1e6,
+                    p.chunk_ns.load(Ordering::Relaxed) as f64 / 1e6
+                )
+            })
+            .collect();
+        eprintln!(
+            "scan pass {:.1} ms, {runs_used} run(s): {}",
+            pass_start.elapsed().as_secs_f64() * 1e3,
+            parts.join(" ")
+        );
+    }
+    prepared
+        .into_iter()
+        .zip(outcomes)
+        .map(|(p, o)| match o {
+            Some(o) => o,
+            None => {
+                debug_assert!(!p.done);
+                Outcome::Running(p.task)
+            }
+        })
+        .collect()
+}
+
+/// A task of a pass, after its plan.
+struct Prepared<'t> {
+    task: Box<dyn ScanTask + 't>,
+    plan: Option<ChunkPlan>,
+    bounds: Vec<usize>,
+    failed: Mutex<Option<String>>,
+    done: bool,
+    /// Nanoseconds in `run_chunk`, summed over workers (trace only).
+    chunk_ns: AtomicU64,
+    /// Nanoseconds in `plan` and `run_whole` (trace only).
+    serial_ns: u64,
+}
+
+/// Plans every task of a pass: a task done, failed or run whole gets its
+/// outcome now; one that scans chunks gets its plan (and, sparse, its
+/// frontier cut by chunk).
+fn prepare_tasks<'t>(
+    g: &Graph,
+    table: &ScanTable,
+    tasks: Vec<Box<dyn ScanTask + 't>>,
+    counters: &ScanCounters,
+) -> (Vec<Prepared<'t>>, Vec<Option<Outcome<'t>>>) {
     let mut prepared: Vec<Prepared<'t>> = Vec::with_capacity(tasks.len());
     let mut outcomes: Vec<Option<Outcome<'t>>> = Vec::with_capacity(tasks.len());
     for mut task in tasks {
@@ -419,183 +516,133 @@ pub fn step_all<'t>(
         p.serial_ns = t0.elapsed().as_nanos() as u64;
         prepared.push(p);
     }
+    (prepared, outcomes)
+}
 
-    let live: Vec<usize> = (0..prepared.len())
-        .filter(|&i| prepared[i].plan.is_some())
-        .collect();
-    let mut runs_used = 0usize;
-    if !live.is_empty() {
-        counters.passes.fetch_add(1, Ordering::Relaxed);
+/// One chunk visit by the tasks of one run of a pass.
+struct Visitor<'a, 't> {
+    g: &'a Graph,
+    /// The tasks that scan chunks (indices into `prep`).
+    live: &'a [usize],
+    /// The run of each of `live`.
+    runs: &'a [usize],
+    prep: &'a [Prepared<'t>],
+    trace: bool,
+}
+
+impl Visitor<'_, '_> {
+    /// Visits chunk `ci` with the tasks of run `run`: their activated
+    /// vertices (indexed like `live`), the bytes read and the visits.
+    fn visit(&self, run: usize, ci: usize, chunk: &ScanChunk) -> (Vec<Vec<VertexId>>, u64, u64) {
+        let (g, live, runs, prep, trace) = (self.g, self.live, self.runs, self.prep, self.trace);
         let out = g.out().offsets();
         let inc = g.inc().offsets();
         let weighted = g.is_weighted();
         let directed = g.is_directed();
-        let prep = &prepared;
-        let runs = cache_runs(
-            &live
-                .iter()
-                .map(|&ti| prep[ti].task.gathered_bytes())
-                .collect::<Vec<_>>(),
-            table.cache_bytes(),
-        );
-        runs_used = runs.iter().max().map_or(0, |&r| r + 1);
-        // One chunk visit by the tasks of one run: their activated
-        // vertices (indexed like `live`), the bytes read and the visits.
-        let visit = |run: usize, ci: usize, chunk: &ScanChunk| {
-            let mut outs: Vec<Vec<VertexId>> = vec![Vec::new(); live.len()];
-            let (s, e) = (chunk.start as usize, chunk.end as usize);
-            let (mut pull_in, mut pull_out, mut pull_w) = (false, false, false);
-            let mut push_bytes = 0u64;
-            let mut visits = 0u64;
-            for (k, &ti) in live.iter().enumerate() {
-                if runs[k] != run {
-                    continue;
-                }
-                let p = &prep[ti];
-                let Some(plan) = &p.plan else { continue };
-                if p.task.cancelled() || lock(&p.failed).is_some() {
-                    continue;
-                }
-                let active: &[VertexId] = match plan.mode {
-                    Mode::Dense => &[],
-                    Mode::Sparse => {
-                        let a = &plan.active[p.bounds[ci]..p.bounds[ci + 1]];
-                        if a.is_empty() {
-                            continue;
-                        }
-                        a
-                    }
-                };
-                visits += 1;
-                match plan.mode {
-                    Mode::Dense => {
-                        pull_in = true;
-                        pull_out |= plan.symmetric && directed;
-                        pull_w |= plan.weights;
-                    }
-                    Mode::Sparse => {
-                        let per_edge = 4 + if plan.weights && weighted { 8 } else { 0 };
-                        for &u in active {
-                            let u = u as usize;
-                            push_bytes += 16 + per_edge * (out[u + 1] - out[u]);
-                            if plan.symmetric && directed {
-                                push_bytes += 16 + per_edge * (inc[u + 1] - inc[u]);
-                            }
-                        }
-                    }
-                }
-                let task = p.task.as_ref();
-                let t0 = trace.then(std::time::Instant::now);
-                if let Err(msg) = guarded(|| task.run_chunk(g, chunk, active, &mut outs[k])) {
-                    let mut f = lock(&p.failed);
-                    if f.is_none() {
-                        *f = Some(msg);
-                    }
-                }
-                if let Some(t0) = t0 {
-                    p.chunk_ns
-                        .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                }
-            }
-            // Bytes: pulled slices once; pushes capped by the chunk's slice.
-            let w = weighted && pull_w;
-            let mut bytes = 0;
-            let mut out_counted = false;
-            if pull_in {
-                bytes += slice_bytes(inc, s, e, w);
-                out_counted = !directed;
-            }
-            if pull_out {
-                bytes += slice_bytes(out, s, e, w);
-                out_counted = true;
-            }
-            if !out_counted && push_bytes > 0 {
-                let cap = range_bytes(g, s, e);
-                bytes += push_bytes.min(cap);
-            }
-            (outs, bytes, visits)
-        };
-        // Runs go one after another, each over every chunk in parallel.
-        let per_chunk: Vec<(Vec<Vec<VertexId>>, u64, u64)> = (0..runs_used)
-            .flat_map(|run| {
-                table
-                    .chunks()
-                    .par_iter()
-                    .enumerate()
-                    .with_max_len(1)
-                    .map(|(ci, chunk)| visit(run, ci, chunk))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let mut bytes = 0u64;
+        let mut outs: Vec<Vec<VertexId>> = vec![Vec::new(); live.len()];
+        let (s, e) = (chunk.start as usize, chunk.end as usize);
+        let (mut pull_in, mut pull_out, mut pull_w) = (false, false, false);
+        let mut push_bytes = 0u64;
         let mut visits = 0u64;
-        let mut merged: Vec<Vec<Vec<VertexId>>> = vec![Vec::new(); live.len()];
-        for (outs, b, v) in per_chunk {
-            bytes += b;
-            visits += v;
-            for (k, o) in outs.into_iter().enumerate() {
-                if !o.is_empty() {
-                    merged[k].push(o);
-                }
-            }
-        }
-        counters
-            .topology_bytes_read
-            .fetch_add(bytes, Ordering::Relaxed);
-        counters
-            .chunk_visits
-            .fetch_add((table.chunks().len() * runs_used) as u64, Ordering::Relaxed);
-        counters.task_chunks.fetch_add(visits, Ordering::Relaxed);
         for (k, &ti) in live.iter().enumerate() {
-            let p = &mut prepared[ti];
-            if let Some(msg) = lock(&p.failed).take() {
-                outcomes[ti] = Some(panic_message(p.task.as_ref(), msg));
-                p.done = true;
+            if runs[k] != run {
                 continue;
             }
-            let parts = std::mem::take(&mut merged[k]);
-            let activated = if parts.len() == 1 {
-                parts.into_iter().next().unwrap_or_default()
-            } else {
-                parts.concat()
+            let p = &prep[ti];
+            let Some(plan) = &p.plan else { continue };
+            if p.task.cancelled() || lock(&p.failed).is_some() {
+                continue;
+            }
+            let active: &[VertexId] = match plan.mode {
+                Mode::Dense => &[],
+                Mode::Sparse => {
+                    let a = &plan.active[p.bounds[ci]..p.bounds[ci + 1]];
+                    if a.is_empty() {
+                        continue;
+                    }
+                    a
+                }
             };
-            let task = &mut p.task;
-            if let Err(msg) = guarded(|| task.end_step(g, activated)) {
-                outcomes[ti] = Some(panic_message(p.task.as_ref(), msg));
-                p.done = true;
+            visits += 1;
+            match plan.mode {
+                Mode::Dense => {
+                    pull_in = true;
+                    pull_out |= plan.symmetric && directed;
+                    pull_w |= plan.weights;
+                }
+                Mode::Sparse => {
+                    let per_edge = 4 + if plan.weights && weighted { 8 } else { 0 };
+                    for &u in active {
+                        let u = u as usize;
+                        push_bytes += 16 + per_edge * (out[u + 1] - out[u]);
+                        if plan.symmetric && directed {
+                            push_bytes += 16 + per_edge * (inc[u + 1] - inc[u]);
+                        }
+                    }
+                }
+            }
+            let task = p.task.as_ref();
+            let t0 = trace.then(std::time::Instant::now);
+            if let Err(msg) = guarded(|| task.run_chunk(g, chunk, active, &mut outs[k])) {
+                let mut f = lock(&p.failed);
+                if f.is_none() {
+                    *f = Some(msg);
+                }
+            }
+            if let Some(t0) = t0 {
+                p.chunk_ns
+                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             }
         }
+        // Bytes: pulled slices once; pushes capped by the chunk's slice.
+        let w = weighted && pull_w;
+        let mut bytes = 0;
+        let mut out_counted = false;
+        if pull_in {
+            bytes += slice_bytes(inc, s, e, w);
+            out_counted = !directed;
+        }
+        if pull_out {
+            bytes += slice_bytes(out, s, e, w);
+            out_counted = true;
+        }
+        if !out_counted && push_bytes > 0 {
+            let cap = range_bytes(g, s, e);
+            bytes += push_bytes.min(cap);
+        }
+        (outs, bytes, visits)
     }
-    if trace {
-        let parts: Vec<String> = prepared
-            .iter()
-            .map(|p| {
-                format!(
-                    "{}x{} {:.1}+{:.1}ms",
-                    p.task.name(),
-                    p.task.jobs().len(),
-                    p.serial_ns as f64 / 1e6,
-                    p.chunk_ns.load(Ordering::Relaxed) as f64 / 1e6
-                )
-            })
-            .collect();
-        eprintln!(
-            "scan pass {:.1} ms, {runs_used} run(s): {}",
-            pass_start.elapsed().as_secs_f64() * 1e3,
-            parts.join(" ")
-        );
+}
+
+/// Ends the step of every task that scanned chunks, with the vertices its
+/// chunk visits activated (`merged`, indexed like `live`); a task that
+/// failed in a chunk gets its outcome.
+fn end_steps<'t>(
+    g: &Graph,
+    prepared: &mut [Prepared<'t>],
+    outcomes: &mut [Option<Outcome<'t>>],
+    live: &[usize],
+    mut merged: Vec<Vec<Vec<VertexId>>>,
+) {
+    for (k, &ti) in live.iter().enumerate() {
+        let p = &mut prepared[ti];
+        if let Some(msg) = lock(&p.failed).take() {
+            outcomes[ti] = Some(panic_message(p.task.as_ref(), msg));
+            p.done = true;
+            continue;
+        }
+        let parts = std::mem::take(&mut merged[k]);
+        let activated = if parts.len() == 1 {
+            parts.into_iter().next().unwrap_or_default()
+        } else {
+            parts.concat()
+        };
+        let task = &mut p.task;
+        if let Err(msg) = guarded(|| task.end_step(g, activated)) {
+            outcomes[ti] = Some(panic_message(p.task.as_ref(), msg));
+            p.done = true;
+        }
     }
-    prepared
-        .into_iter()
-        .zip(outcomes)
-        .map(|(p, o)| match o {
-            Some(o) => o,
-            None => {
-                debug_assert!(!p.done);
-                Outcome::Running(p.task)
-            }
-        })
-        .collect()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

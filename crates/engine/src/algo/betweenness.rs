@@ -44,8 +44,7 @@
 //! CSR's edge positions (`|E|/8` bytes per worker), and the backward pass
 //! reads only those edges instead of every neighbour's depth; both passes
 //! prefetch the depths and paths of the edges ahead and the lists of the
-//! vertices ahead in BFS order (kron22, 4 sources: 8.4–9.2 s instead of
-//! 16.8–20.2 s; bench/NOTES.md "Session 23"). Sources are processed in
+//! vertices ahead in BFS order. Sources are processed in
 //! parallel, each worker with its own BFS arrays; partial sums are combined
 //! along a tree fixed by the source list alone, so the result is
 //! bit-identical at any thread count.

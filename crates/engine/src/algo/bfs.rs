@@ -254,8 +254,7 @@ fn top_down_from_bitmap(g: &Graph, p: &Program, frontier: &VertexSubset) -> Vert
 /// cache misses (scattered members, or a frontier just claimed by either
 /// thread) and the offset is needed to find the list, so the offsets are
 /// asked for [`TOP_DOWN_AHEAD`] members ahead and, once they have arrived,
-/// the list half as far: no load waits on memory for long. Road BFS levels
-/// 15 % faster, bench/NOTES.md session 34.
+/// the list half as far: no load waits on memory for long.
 #[inline(always)]
 fn for_out_edges_prefetched(
     out: &plexus_graph::Adjacency,

@@ -79,7 +79,7 @@ const UNASSIGNED: u32 = u32::MAX;
 /// at two threads a colouring round pays off later. On cnr-2000 Tarjan on
 /// the 116,921 vertices left by forward–backward beat one colouring round
 /// (19 ms) followed by Tarjan on the 63,322 it left (5 ms): 58 → 44 ms in
-/// all (bench/NOTES.md, session 6).
+/// all.
 const SERIAL_CUTOFF: usize = 200_000;
 
 /// Fewer worker threads than this finish everything forward–backward
@@ -89,7 +89,7 @@ const SERIAL_CUTOFF: usize = 200_000;
 /// 175–183 ms a run with Pearce on that rest (130 ms of it) against
 /// 602–612 ms with colouring rounds down to [`SERIAL_CUTOFF`] (1,120 ms on
 /// one thread, so the rounds scale, but need about eight times the
-/// threads to catch up with Pearce; bench/NOTES.md, session 36). Sixteen
+/// threads to catch up with Pearce). Sixteen
 /// leaves a margin for scaling below linear, which this 2-core machine
 /// cannot measure.
 const COLOURING_MIN_THREADS: usize = 16;
@@ -126,7 +126,7 @@ pub fn run(g: &Graph, _cfg: &Config) -> Result<Output, AlgoError> {
 /// Graphs of at most [`SERIAL_VERTICES`] vertices and [`SERIAL_ARCS`]
 /// arcs are solved by [`pearce`] alone: on two threads the parallel
 /// phases cost more than they save there. Measured (2 threads, medians of
-/// 9, bench/NOTES.md session 13): cnr-2000 (325,557 vertices, 3.2 M arcs)
+/// 9): cnr-2000 (325,557 vertices, 3.2 M arcs)
 /// 26 ms through trim, forward–backward and Tarjan, 14 ms by Pearce
 /// alone; soc-Slashdot0902 8.1 → 5.2 ms; R-MAT scale 18 (2.0 M arcs) even
 /// (20–23 ms either way); R-MAT scale 20 (8.2 M arcs) 120 ms parallel
@@ -344,7 +344,7 @@ fn run_with_cutoff(g: &Graph, serial_cutoff: usize, opts: &StepOptions) -> Outpu
         // for components pushes (a pull would read the in-lists of every
         // live vertex, though each search reaches only its colour's
         // component). On cnr2000x8 at two threads with colouring rounds
-        // forced (bench/NOTES.md, session 36): both by BFS's rule (pull
+        // forced: both by BFS's rule (pull
         // above a twentieth of all arcs) 1.22 s a run, these rules 0.75 s,
         // and a search that always pulls 2.5 s.
         let live_arcs: u64 = remaining.par_iter().map(|&v| g.out_degree(v) as u64).sum();

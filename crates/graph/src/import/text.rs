@@ -311,7 +311,7 @@ pub fn parse_i64(t: &[u8]) -> Option<i64> {
 pub fn parse_weight(t: &[u8]) -> std::result::Result<f64, String> {
     // Unsigned integers of up to 15 digits (most weights in practice) are
     // below 2^53, so the integer converts to exactly the f64 that the float
-    // parser would give, and cheaper (bench/NOTES.md, "Parsing weights").
+    // parser would give, and cheaper.
     if !t.is_empty() && t.len() <= 15 && t.iter().all(u8::is_ascii_digit) {
         let x = t.iter().fold(0u64, |x, &c| x * 10 + u64::from(c - b'0'));
         return Ok(x as f64);

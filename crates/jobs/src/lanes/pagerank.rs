@@ -17,8 +17,7 @@
 //! **Precision.** A group holds jobs of one [`pagerank::Precision`]: rows
 //! of f64 contributions, or of f32 for `Single` jobs, exactly as the engine
 //! stores them, so the ranks stay bit-identical in both. A row of 16 lanes
-//! is then one 64-byte line instead of two (bench/NOTES.md, "PageRank
-//! lanes in f32"). A job of the other precision
+//! is then one 64-byte line instead of two. A job of the other precision
 //! starts a group of its own (both groups share the chunk scan).
 //!
 //! Identical jobs share a lane: a job whose configuration equals a lane's

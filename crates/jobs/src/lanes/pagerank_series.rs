@@ -21,8 +21,7 @@
 //! its ranks are `S + d^t y_t` when it stops. A pass costs about one
 //! single PageRank iteration plus that stream, whatever the number of jobs,
 //! where [`super::pagerank::PageRankLanes`] gather a row of one
-//! contribution per job for each edge (bench/NOTES.md, "The damping
-//! series").
+//! contribution per job for each edge.
 //!
 //! **What it serves.** Jobs with the uniform teleport (no
 //! personalisation), Jacobi iteration, and no elimination of isolated

@@ -15,7 +15,7 @@
 //!
 //! **Off by default** ([`crate::ManagerConfig::fuse_sssp`]): fused lanes
 //! measured slower than one task per job in the shared scan, and that
-//! slower than one job after another (bench/NOTES.md, "Fused SSSP lanes").
+//! slower than one job after another.
 //! Unlike BFS levels, the
 //! lanes' buckets hold different vertices at any time, so a row of 8
 //! distances serves one lane per visit while the union frontier turns

@@ -12,8 +12,7 @@
 //!   (the engine's `sssp::SsspDriver`); that shares chunk loads with other
 //!   jobs but pays a scan pass per bucket, so the kernel, which is faster,
 //!   is the default ([`crate::ManagerConfig::sssp_in_scan`] restores the
-//!   scan; bench/NOTES.md, "Jobs run by the engine's kernels instead of the
-//!   scan").
+//!   scan).
 //!   The kernel reports each superstep to the job (progress) and stops at
 //!   the next superstep when the job is cancelled or passes its deadline.
 //! * BFS ([`BfsJob`]): one job, `algo::bfs::run` (direction-optimising, the
@@ -21,8 +20,7 @@
 //!   MS-BFS lanes to pay ([`MIN_BFS_LANES`]): lanes advance one level per
 //!   scan pass, which costs more than the engine's kernel below about 8
 //!   roots on Kronecker graphs, and far more on a road graph, whose every
-//!   level is a pass (bench/NOTES.md, "Jobs run by the engine's kernels
-//!   instead of the scan").
+//!   level is a pass.
 use std::sync::Arc;
 
 use plexus_engine::algo::{bfs, sssp, wcc};

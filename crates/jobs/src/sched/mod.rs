@@ -41,3 +41,17 @@ pub fn percentile(xs: &[f64], p: f64) -> Option<f64> {
     let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
     Some(v[rank.min(v.len()) - 1])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&xs, 50.0), Some(10.0));
+        assert_eq!(percentile(&xs, 95.0), Some(19.0));
+        assert_eq!(percentile(&[3.0], 95.0), Some(3.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}

@@ -27,8 +27,7 @@ pub const DEFAULT_OVERSUBSCRIPTION_PENALTY: f64 = 0.0;
 /// Seconds a re-allocated unit stalls while its new pool starts (the
 /// simulator's cost of a resize on top of the wait for the unit's next
 /// superstep boundary): the measured start of a pinned rayon pool, with
-/// room for cold caches on the moved threads (bench/NOTES.md, "Scheduler:
-/// counted bytes capped, resize stall").
+/// room for cold caches on the moved threads.
 pub const DEFAULT_RESIZE_SECONDS: f64 = 0.001;
 /// Serial fraction assumed when a profile has a single thread count.
 pub const DEFAULT_SERIAL_FRACTION: f64 = 0.1;

@@ -541,6 +541,10 @@ fn names(s: &SchedState<'_>, members: &[usize]) -> String {
         .join("+")
 }
 
+/// CONGRA's decision at one point (the steps of [`Policy::Congra`]'s
+/// docs, each a function below): tail moves (8a, 8c), scan groups (1), the
+/// query assigner (2), the local scheduler per node (3–5), the short-job
+/// bypass (6), moves merged with re-allocation (7) and the tail spread (8b).
 fn congra(
     s: &SchedState<'_>,
     look_ahead: bool,
@@ -548,7 +552,6 @@ fn congra(
     resize: bool,
 ) -> Vec<Decision> {
     let m = s.machine;
-    let limit = m.node_bandwidth_bytes();
     let mut out = Vec::new();
     // 8a and 8c (tail spread undone, tail migration) on machines of several
     // nodes; the steps below see the running units where they now are.
@@ -565,8 +568,36 @@ fn congra(
         s
     };
     let mut ctx = node_ctx(s);
+    let waiting = join_scan_groups(s, &mut ctx, &mut out);
+    let cands = candidates(s, &waiting);
+    let node_of = assign_nodes(s, &ctx, &cands);
+    let mut after_threads: Vec<usize> = ctx.iter().map(|c| c.threads).collect();
+    for (node, nc) in ctx.iter().enumerate() {
+        let plan = NodePlan::new(s, &cands, &node_of, node, nc, resize);
+        if let Some(threads) = plan.schedule(look_ahead, &mut out) {
+            after_threads[node] = threads;
+        }
+    }
+    if short_job_bypass {
+        bypass_short_jobs(s, &ctx, &cands, &node_of, &after_threads, &mut out);
+    }
+    merge_moves(&mut out);
+    if resize && m.nodes > 1 && s.queue.is_empty() && s.running.len() == 1 {
+        tail_spread(s, &mut out);
+    }
+    out
+}
 
-    // 1. Scan groups: join a running unit of the same group.
+/// Step 1, scan groups: a queued job joins a running unit of its group
+/// when that pays and its node's bandwidth allows; returns the others
+/// (indices into the queue), which wait for the next steps.
+fn join_scan_groups(
+    s: &SchedState<'_>,
+    ctx: &mut [NodeCtx],
+    out: &mut Vec<Decision>,
+) -> Vec<usize> {
+    let m = s.machine;
+    let limit = m.node_bandwidth_bytes();
     let mut waiting: Vec<usize> = Vec::new();
     for (qi, q) in s.queue.iter().enumerate() {
         let host = q
@@ -619,10 +650,16 @@ fn congra(
             waiting.push(qi);
         }
     }
+    waiting
+}
 
-    // Candidates: queued jobs of one group fuse into one new unit.
+/// The candidates of the waiting jobs: queued jobs of one group fuse into
+/// one new unit, unless its fused scan would take longer than its jobs one
+/// after another (the profile's lane cost): then they stay single jobs.
+fn candidates(s: &SchedState<'_>, waiting: &[usize]) -> Vec<Candidate> {
+    let m = s.machine;
     let mut cands: Vec<Candidate> = Vec::new();
-    for &qi in &waiting {
+    for &qi in waiting {
         let q = &s.queue[qi];
         if let Some(g) = &q.group {
             if let Some(c) = cands.iter_mut().find(|c| c.group.as_ref() == Some(g)) {
@@ -636,9 +673,6 @@ fn congra(
         }
         cands.push(Candidate::single(s, qi));
     }
-
-    // A group whose fused scan would take longer than its jobs one after
-    // another (the profile's lane cost) is split into single jobs.
     let mut split: Vec<Candidate> = Vec::new();
     for c in cands {
         let costs: Vec<Cost> = c.members.iter().map(|&i| s.queue[i].cost).collect();
@@ -648,11 +682,14 @@ fn congra(
             split.push(c);
         }
     }
-    let cands = split;
+    split
+}
 
-    // 2. Query assigner: LPT over nodes.
+/// Step 2, the query assigner: LPT over nodes; starved candidates first,
+/// oldest first (aging), then heaviest first. Returns each candidate's node.
+fn assign_nodes(s: &SchedState<'_>, ctx: &[NodeCtx], cands: &[Candidate]) -> Vec<usize> {
+    let m = s.machine;
     let mut load: Vec<f64> = ctx.iter().map(|c| c.remaining.iter().sum()).collect();
-    // Starved candidates first, oldest first (aging); then heaviest first.
     let mut by_weight: Vec<usize> = (0..cands.len()).collect();
     by_weight.sort_by(|&a, &b| {
         let (ca, cb) = (&cands[a], &cands[b]);
@@ -666,12 +703,46 @@ fn congra(
         node_of[ci] = n;
         load[n] += cands[ci].cost.seconds(1.0);
     }
+    node_of
+}
 
-    // 3–5. Local scheduler per node; with re-allocation, the node's
-    // running units that may be resized enter the ascent with the
-    // candidates (Plexus's addition, docs/scheduler.md).
-    let mut after_threads: Vec<usize> = ctx.iter().map(|c| c.threads).collect();
-    for (node, nc) in ctx.iter().enumerate() {
+/// A refused candidate: its index, the cause and the reason.
+type Refusal = (usize, HoldCause, String);
+
+/// Steps 3–5 on one node, the local scheduler: with re-allocation, the
+/// node's running units that may be resized enter the ascent with the
+/// candidates (Plexus's addition, docs/scheduler.md).
+struct NodePlan<'p, 's> {
+    s: &'p SchedState<'s>,
+    cands: &'p [Candidate],
+    node: usize,
+    nc: &'p NodeCtx,
+    cores: usize,
+    limit: f64,
+    /// The node's candidates: starved first, oldest first (aging); then
+    /// lightest first, ties in arrival order.
+    mine: Vec<usize>,
+    /// Running units that may be resized.
+    movable: Vec<&'p RunningUnit>,
+    /// Units on the node that keep their threads (the work-rate score
+    /// counts what new neighbours cost them).
+    fixed: Vec<&'p RunningUnit>,
+    fixed_threads: usize,
+    fixed_bw: f64,
+    /// Cores to share among the movable units and the new ones.
+    pool: usize,
+}
+
+impl<'p, 's> NodePlan<'p, 's> {
+    fn new(
+        s: &'p SchedState<'s>,
+        cands: &'p [Candidate],
+        node_of: &[usize],
+        node: usize,
+        nc: &'p NodeCtx,
+        resize: bool,
+    ) -> Self {
+        let m = s.machine;
         let mut mine: Vec<usize> = (0..cands.len()).filter(|&c| node_of[c] == node).collect();
         let mut movable: Vec<&RunningUnit> = if resize {
             s.running
@@ -689,11 +760,6 @@ fn congra(
             // hold them): leave the running units as they are.
             movable.clear();
         }
-        if mine.is_empty() && movable.is_empty() {
-            continue;
-        }
-        // Units on the node that keep their threads (the work-rate score
-        // counts what new neighbours cost them).
         let fixed: Vec<&RunningUnit> = s
             .running
             .iter()
@@ -706,22 +772,126 @@ fn congra(
             .sum();
         let fixed_threads = nc.threads.saturating_sub(moved_threads);
         let fixed_bw = (nc.bandwidth - moved_bw).max(0.0);
-        // Cores to share among the movable units and the new ones.
-        let pool = cores.saturating_sub(fixed_threads);
-        let free = pool - movable.len();
-        // Starved candidates first, oldest first (aging); then lightest
-        // first, ties in arrival order.
         mine.sort_by(|&a, &b| {
             let (ca, cb) = (&cands[a], &cands[b]);
             ca.aging_cmp(cb, || ca.cost.seconds(1.0).total_cmp(&cb.cost.seconds(1.0)))
                 .then(ca.members[0].cmp(&cb.members[0]))
         });
-        // Generate and check: lightest first, one thread each, eq. 2 (the
-        // movable units counted at one thread, the least they can hold).
+        NodePlan {
+            s,
+            cands,
+            node,
+            nc,
+            cores,
+            limit: m.node_bandwidth_bytes(),
+            mine,
+            movable,
+            fixed,
+            fixed_threads,
+            fixed_bw,
+            pool: cores.saturating_sub(fixed_threads),
+        }
+    }
+
+    /// The node's decisions, appended to `out`; returns the threads the
+    /// node then runs, `None` when it keeps what it runs.
+    fn schedule(&self, look_ahead: bool, out: &mut Vec<Decision>) -> Option<usize> {
+        let (s, cands, nc, cores) = (self.s, self.cands, self.nc, self.cores);
+        if self.mine.is_empty() && self.movable.is_empty() {
+            return None;
+        }
+        let (mut set, mut refusal) = self.generate();
+        if set.is_empty() && self.movable.is_empty() {
+            if let Some((c, cause, why)) = refusal {
+                out.push(self.hold(c, cause, &why));
+            }
+            return None;
+        }
+        // Starved candidates are a prefix of the generated set.
+        let starved_in_set = set.iter().take_while(|&&c| cands[c].starved).count();
+        let (threads, stop) = self.best_set(&mut set, &mut refusal);
+        // Aging over busy cores: a starved candidate the work rate leaves
+        // out starts now with every core of the node, time-sharing them
+        // (its threads and the running ones each hold their cores part of
+        // the time), when the node is not already oversubscribed. With a
+        // superlinear profile, time-sharing at every core costs less than
+        // the one-thread split the work rate refused.
+        let aged = refusal
+            .as_ref()
+            .filter(|(c, cause, _)| *cause == HoldCause::WorkRate && cands[*c].starved)
+            .map(|(c, _, why)| (*c, why.clone()))
+            .filter(|_| nc.threads <= cores);
+        let (unit_threads, new_threads) = threads.split_at(self.movable.len());
+        let total_bw: f64 = self.fixed_bw
+            + self
+                .movable
+                .iter()
+                .zip(unit_threads)
+                .map(|(u, &t)| u.cost.bandwidth(t as f64))
+                .sum::<f64>()
+            + set
+                .iter()
+                .zip(new_threads)
+                .map(|(&ci, &t)| cands[ci].cost.bandwidth(t as f64))
+                .sum::<f64>();
+        if look_ahead && !set.is_empty() && !nc.remaining.is_empty() && starved_in_set == 0 {
+            if let Some(d) = self.look_ahead(&set, new_threads) {
+                out.push(d);
+                return None;
+            }
+        }
+        let mut aged_threads = 0;
+        if let Some((c, why)) = aged {
+            if let Some(d) = self.aged_launch(c, &why, &threads, total_bw) {
+                out.push(d);
+                aged_threads = cores;
+                refusal = None;
+            }
+        }
+        let waiting_note = match &refusal {
+            Some((c, _, why)) => format!("; {} waits: {why}", names(s, &cands[*c].members)),
+            None => String::new(),
+        };
+        if set.is_empty() {
+            if let Some((c, cause, why)) = &refusal {
+                out.push(self.hold(*c, *cause, why));
+            }
+        }
+        self.resizes(&set, unit_threads, total_bw, &stop, out);
+        self.launches(&set, new_threads, total_bw, &stop, &waiting_note, out);
+        Some(
+            self.fixed_threads
+                + unit_threads.iter().sum::<usize>()
+                + new_threads.iter().sum::<usize>()
+                + aged_threads,
+        )
+    }
+
+    /// A hold of candidate `c` on this node.
+    fn hold(&self, c: usize, cause: HoldCause, why: &str) -> Decision {
+        Decision {
+            at: self.s.now,
+            action: Action::Hold {
+                job: self.s.queue[self.cands[c].members[0]].id,
+                node: self.node,
+                cause,
+            },
+            reason: format!("hold {}: {why}", names(self.s, &self.cands[c].members)),
+        }
+    }
+
+    /// Generate and check: lightest first, one thread each, eq. 2 (the
+    /// movable units counted at one thread, the least they can hold).
+    /// Returns the set and the first candidate refused, with why.
+    fn generate(&self) -> (Vec<usize>, Option<Refusal>) {
+        let (cands, nc, node, cores, limit) =
+            (self.cands, self.nc, self.node, self.cores, self.limit);
+        let (movable, fixed_threads) = (&self.movable, self.fixed_threads);
+        let free = self.pool - movable.len();
         let mut set: Vec<usize> = Vec::new();
-        let mut bw = fixed_bw + movable.iter().map(|u| u.cost.bandwidth(1.0)).sum::<f64>();
-        let mut refusal: Option<(usize, HoldCause, String)> = None;
-        for &c in &mine {
+        let mut bw = self.fixed_bw + movable.iter().map(|u| u.cost.bandwidth(1.0)).sum::<f64>();
+        let mut refusal: Option<Refusal> = None;
+        for &c in &self.mine {
             let need = cands[c].cost.bandwidth(1.0);
             if set.len() + 1 > free {
                 refusal = Some((
@@ -758,35 +928,34 @@ fn congra(
             set.push(c);
             bw += need;
         }
-        let hold = |c: usize, cause: HoldCause, why: &str| Decision {
-            at: s.now,
-            action: Action::Hold {
-                job: s.queue[cands[c].members[0]].id,
-                node,
-                cause,
-            },
-            reason: format!("hold {}: {why}", names(s, &cands[c].members)),
-        };
-        if set.is_empty() && movable.is_empty() {
-            if let Some((c, cause, why)) = refusal {
-                out.push(hold(c, cause, &why));
-            }
-            continue;
+        (set, refusal)
+    }
+
+    /// Share of `u`'s work left, in [0, 1].
+    fn left(u: &RunningUnit) -> f64 {
+        let whole = u.cost.seconds(u.threads as f64);
+        if whole > 0.0 {
+            (u.remaining_seconds / whole).clamp(0.0, 1.0)
+        } else {
+            0.0
         }
-        // Check each generated set S_k (the first k of `set`; k = 0 only
-        // with movable units): iterative ascent gives the threads of S_k and
-        // of the movable units; keep the set doing the most work per
-        // second, Σ c/T(t) over the node's movable and new units with `c`
-        // the unit's least core-seconds on the node (`T(1)` unless it is
-        // superlinear; ties: the larger set).
-        let left = |u: &RunningUnit| -> f64 {
-            let whole = u.cost.seconds(u.threads as f64);
-            if whole > 0.0 {
-                (u.remaining_seconds / whole).clamp(0.0, 1.0)
-            } else {
-                0.0
-            }
-        };
+    }
+
+    /// Check each generated set S_k (the first k of `set`; k = 0 only with
+    /// movable units): iterative ascent gives the threads of S_k and of the
+    /// movable units; keep the set doing the most work per second, Σ c/T(t)
+    /// over the node's movable and new units with `c` the unit's least
+    /// core-seconds on the node (`T(1)` unless it is superlinear; ties: the
+    /// larger set). Truncates `set` to it (a refusal for the first left
+    /// out) and returns the threads (movable units first) and why the
+    /// ascent stopped.
+    fn best_set(
+        &self,
+        set: &mut Vec<usize>,
+        refusal: &mut Option<Refusal>,
+    ) -> (Vec<usize>, String) {
+        let (s, cands, node, cores) = (self.s, self.cands, self.node, self.cores);
+        let m = s.machine;
         // Eq. 3's gain in QoS units: a second saved counts per job of the
         // unit and relative to the unit's time with every core (the solo
         // time QoS divides by), so a short job's second weighs more than a
@@ -795,7 +964,7 @@ fn congra(
             |c: &Cost, jobs: usize| -> f64 { jobs as f64 / c.seconds(m.cores() as f64).max(1e-12) };
         let item_of_unit = |u: &RunningUnit| Item {
             cost: u.cost,
-            left: left(u),
+            left: Self::left(u),
             weight: weight(&u.cost, u.jobs.len()),
             label: format!("unit #{}", u.id),
         };
@@ -807,20 +976,20 @@ fn congra(
         };
         // Starved candidates (a prefix of `set`) enter the options like
         // the others; one the work rate leaves out time-shares the node's
-        // cores instead of waiting (below).
-        let starved_in_set = set.iter().take_while(|&&c| cands[c].starved).count();
-        let k0 = usize::from(movable.is_empty());
+        // cores instead of waiting ([`NodePlan::schedule`]).
+        let k0 = usize::from(self.movable.is_empty());
         let mut options: Vec<(f64, Vec<usize>, String)> = Vec::new();
         for k in k0..=set.len() {
-            let items: Vec<Item> = movable
+            let items: Vec<Item> = self
+                .movable
                 .iter()
                 .map(|u| item_of_unit(u))
                 .chain(set[..k].iter().map(|&c| item_of_cand(c)))
                 .collect();
-            let (t, why) = ascent(&items, fixed_bw, pool, limit, node);
+            let (t, why) = ascent(&items, self.fixed_bw, self.pool, self.limit, node);
             // Each unit's rate is slowed by its co-run factor: the share of
             // the node's other cores that the other units then hold.
-            let busy = (fixed_threads + t.iter().sum::<usize>()) as f64;
+            let busy = (self.fixed_threads + t.iter().sum::<usize>()) as f64;
             let others = |own: usize| -> f64 {
                 (busy - own as f64).max(0.0) / (cores as f64 - own as f64).max(1.0)
             };
@@ -831,7 +1000,7 @@ fn congra(
                     it.cost.work_rate(ti as f64, m.cores_per_node)
                         / it.cost.corun_factor(others(ti))
                 })
-                .chain(fixed.iter().map(|u| {
+                .chain(self.fixed.iter().map(|u| {
                     u.cost.work_rate(u.threads as f64, m.cores_per_node)
                         / u.cost.corun_factor(others(u.threads))
                 }))
@@ -849,7 +1018,7 @@ fn congra(
         let (_, threads, stop) = options.swap_remove(pick);
         if best_k < set.len() {
             let c = set[best_k];
-            refusal = Some((
+            *refusal = Some((
                 c,
                 HoldCause::WorkRate,
                 format!(
@@ -860,115 +1029,107 @@ fn congra(
             ));
             set.truncate(best_k);
         }
-        // Aging over busy cores: a starved candidate the work rate leaves
-        // out starts now with every core of the node, time-sharing them
-        // (its threads and the running ones each hold their cores part of
-        // the time), when the node is not already oversubscribed. With a
-        // superlinear profile, time-sharing at every core costs less than
-        // the one-thread split the work rate refused.
-        let aged = refusal
-            .as_ref()
-            .filter(|(c, cause, _)| *cause == HoldCause::WorkRate && cands[*c].starved)
-            .map(|(c, _, why)| (*c, why.clone()))
-            .filter(|_| nc.threads <= cores);
-        let (unit_threads, new_threads) = threads.split_at(movable.len());
-        let total_bw: f64 = fixed_bw
-            + movable
-                .iter()
-                .zip(unit_threads)
-                .map(|(u, &t)| u.cost.bandwidth(t as f64))
-                .sum::<f64>()
-            + set
-                .iter()
-                .zip(new_threads)
-                .map(|(&ci, &t)| cands[ci].cost.bandwidth(t as f64))
-                .sum::<f64>();
-        // Look-ahead.
-        if look_ahead && !set.is_empty() && !nc.remaining.is_empty() && starved_in_set == 0 {
-            let outside = mine
-                .iter()
-                .copied()
-                .filter(|c| !set.contains(c))
-                .max_by(|&a, &b| {
-                    cands[a]
-                        .cost
-                        .seconds(1.0)
-                        .total_cmp(&cands[b].cost.seconds(1.0))
-                });
-            if let Some(la) = outside {
-                let t_la: usize = new_threads.iter().sum();
-                let c = &cands[la].cost;
-                let gain_la = c.seconds(1.0) - c.seconds(t_la as f64);
-                let loss = nc.remaining.iter().sum::<f64>() / nc.remaining.len() as f64;
-                let perf: f64 = set
-                    .iter()
-                    .zip(new_threads)
-                    .map(|(&ci, &t)| cands[ci].cost.seconds(1.0) - cands[ci].cost.seconds(t as f64))
-                    .sum();
-                if gain_la - loss > perf {
-                    let why = format!(
-                        "node {node} held for it (look-ahead): Gain {:.3} s − Loss {:.3} s = {:.3} s > Perf(S) {:.3} s of launching {}",
-                        gain_la,
-                        loss,
-                        gain_la - loss,
-                        perf,
-                        set.iter().map(|&ci| names(s, &cands[ci].members)).collect::<Vec<_>>().join(", ")
-                    );
-                    out.push(hold(la, HoldCause::LookAhead, &why));
-                    continue;
-                }
-            }
+        (threads, stop)
+    }
+
+    /// Look-ahead: the hold of the heaviest candidate left out of `set`
+    /// when waiting for the node's cores gains it more than launching
+    /// `set` (with `new_threads`) gains, `None` otherwise.
+    fn look_ahead(&self, set: &[usize], new_threads: &[usize]) -> Option<Decision> {
+        let (s, cands, nc, node) = (self.s, self.cands, self.nc, self.node);
+        let la = self
+            .mine
+            .iter()
+            .copied()
+            .filter(|c| !set.contains(c))
+            .max_by(|&a, &b| {
+                cands[a]
+                    .cost
+                    .seconds(1.0)
+                    .total_cmp(&cands[b].cost.seconds(1.0))
+            })?;
+        let t_la: usize = new_threads.iter().sum();
+        let c = &cands[la].cost;
+        let gain_la = c.seconds(1.0) - c.seconds(t_la as f64);
+        let loss = nc.remaining.iter().sum::<f64>() / nc.remaining.len() as f64;
+        let perf: f64 = set
+            .iter()
+            .zip(new_threads)
+            .map(|(&ci, &t)| cands[ci].cost.seconds(1.0) - cands[ci].cost.seconds(t as f64))
+            .sum();
+        // Held only when waiting gains more (a NaN gain holds nothing).
+        let holds = gain_la - loss > perf;
+        if !holds {
+            return None;
         }
-        let mut aged_threads = 0;
-        if let Some((c, why)) = aged {
-            let q = cands[c]
-                .members
-                .iter()
-                .map(|&i| &s.queue[i])
-                .min_by(|a, b| a.arrival.total_cmp(&b.arrival));
-            let busy = nc
-                .threads
-                .max(fixed_threads + threads.iter().sum::<usize>());
-            let launch = q.and_then(|q| {
-                over_busy_cores(
-                    s,
-                    &cands[c],
-                    node,
-                    busy,
-                    total_bw,
-                    format!(
-                        "(aging: {} waited {:.3} s ≥ {STARVATION_QOS} × its solo {:.3} s; time-sharing instead of a split, {why})",
-                        q.name,
-                        s.now - q.arrival,
-                        solo(m, &q.cost)
-                    ),
-                )
-            });
-            if let Some(d) = launch {
-                out.push(d);
-                aged_threads = cores;
-                refusal = None;
-            }
-        }
-        let waiting_note = match &refusal {
-            Some((c, _, why)) => format!("; {} waits: {why}", names(s, &cands[*c].members)),
-            None => String::new(),
-        };
-        if set.is_empty() {
-            if let Some((c, cause, why)) = &refusal {
-                out.push(hold(*c, *cause, why));
-            }
-        }
+        let why = format!(
+            "node {node} held for it (look-ahead): Gain {:.3} s − Loss {:.3} s = {:.3} s > Perf(S) {:.3} s of launching {}",
+            gain_la,
+            loss,
+            gain_la - loss,
+            perf,
+            set.iter().map(|&ci| names(s, &cands[ci].members)).collect::<Vec<_>>().join(", ")
+        );
+        Some(self.hold(la, HoldCause::LookAhead, &why))
+    }
+
+    /// Aging over busy cores: the launch of starved candidate `c` (refused
+    /// by the work rate, `why`) with every core of the node, time-sharing
+    /// them, when [`over_busy_cores`] allows it.
+    fn aged_launch(
+        &self,
+        c: usize,
+        why: &str,
+        threads: &[usize],
+        total_bw: f64,
+    ) -> Option<Decision> {
+        let (s, cands, nc, node) = (self.s, self.cands, self.nc, self.node);
+        let m = s.machine;
+        let q = cands[c]
+            .members
+            .iter()
+            .map(|&i| &s.queue[i])
+            .min_by(|a, b| a.arrival.total_cmp(&b.arrival));
+        let busy = nc
+            .threads
+            .max(self.fixed_threads + threads.iter().sum::<usize>());
+        q.and_then(|q| {
+            over_busy_cores(
+                s,
+                &cands[c],
+                node,
+                busy,
+                total_bw,
+                format!(
+                    "(aging: {} waited {:.3} s ≥ {STARVATION_QOS} × its solo {:.3} s; time-sharing instead of a split, {why})",
+                    q.name,
+                    s.now - q.arrival,
+                    solo(m, &q.cost)
+                ),
+            )
+        })
+    }
+
+    /// The resize decisions of the movable units whose threads change.
+    fn resizes(
+        &self,
+        set: &[usize],
+        unit_threads: &[usize],
+        total_bw: f64,
+        stop: &str,
+        out: &mut Vec<Decision>,
+    ) {
+        let (s, cands, node, limit) = (self.s, self.cands, self.node, self.limit);
         let launched_names = set
             .iter()
             .map(|&ci| names(s, &cands[ci].members))
             .collect::<Vec<_>>()
             .join(", ");
-        for (u, &t) in movable.iter().zip(unit_threads) {
+        for (u, &t) in self.movable.iter().zip(unit_threads) {
             if t == u.threads {
                 continue;
             }
-            let l = left(u);
+            let l = Self::left(u);
             let (before, after) = (
                 l * u.cost.seconds(u.threads as f64),
                 l * u.cost.seconds(t as f64),
@@ -990,7 +1151,7 @@ fn congra(
                     plural(u.jobs.len(), "job"),
                     u.threads,
                     plural(t, "thread"),
-                    plural(pool, "core"),
+                    plural(self.pool, "core"),
                     l * 100.0,
                     before,
                     after,
@@ -999,10 +1160,20 @@ fn congra(
                 ),
             });
         }
-        after_threads[node] = fixed_threads
-            + unit_threads.iter().sum::<usize>()
-            + new_threads.iter().sum::<usize>()
-            + aged_threads;
+    }
+
+    /// The launch decisions of `set`, with `new_threads`.
+    fn launches(
+        &self,
+        set: &[usize],
+        new_threads: &[usize],
+        total_bw: f64,
+        stop: &str,
+        waiting_note: &str,
+        out: &mut Vec<Decision>,
+    ) {
+        let (s, cands, node, limit) = (self.s, self.cands, self.node, self.limit);
+        let m = s.machine;
         for (&ci, &t) in set.iter().zip(new_threads) {
             let c = &cands[ci];
             let group_note = match (&c.group, c.members.len()) {
@@ -1045,69 +1216,82 @@ fn congra(
             });
         }
     }
-    // 6. Short-job bypass: on a node whose cores are all taken (and not
-    //    already oversubscribed), the lightest waiting job starts now with
-    //    the node's cores, time-sharing them, when that lowers the summed
-    //    response time: time-shared it takes about 2·T_alone and delays each
-    //    of the k running jobs by T_alone, while waiting would cost it the
-    //    shortest remaining run R; so bypass when (k + 2)·T_alone < R.
-    if short_job_bypass {
-        for (node, nc) in ctx.iter().enumerate() {
-            let cores = m.cores_per_node;
-            if nc.remaining.is_empty() || nc.threads > cores || after_threads[node] < cores {
-                continue;
-            }
-            let shortest = nc.remaining.iter().copied().fold(f64::INFINITY, f64::min);
-            let started: Vec<usize> = out
-                .iter()
-                .flat_map(|d| match &d.action {
-                    Action::Launch { jobs, .. } => jobs.clone(),
-                    Action::Join { job, .. } => vec![*job],
-                    Action::Hold { .. } | Action::Resize { .. } | Action::Move { .. } => Vec::new(),
-                })
-                .collect();
-            let mut mine: Vec<usize> = (0..cands.len())
-                .filter(|&c| node_of[c] == node)
-                .filter(|&c| {
-                    !cands[c]
-                        .members
-                        .iter()
-                        .any(|&i| started.contains(&s.queue[i].id))
-                })
-                .collect();
-            mine.sort_by(|&a, &b| {
-                cands[a]
-                    .cost
-                    .seconds(cores as f64)
-                    .total_cmp(&cands[b].cost.seconds(cores as f64))
-            });
-            let Some(&c) = mine.first() else { continue };
-            let alone = cands[c].cost.seconds(cores as f64);
-            if (nc.jobs + 2) as f64 * alone >= shortest {
-                continue;
-            }
-            let detail = format!(
-                "(short-job bypass): ({} running + 2) × {alone:.4} s alone < {shortest:.3} s shortest remaining run",
-                nc.jobs
-            );
-            let Some(d) = over_busy_cores(
-                s,
-                &cands[c],
-                node,
-                after_threads[node],
-                nc.bandwidth,
-                detail,
-            ) else {
-                continue;
-            };
-            // It was held above at this decision point: it starts instead.
-            let ids: Vec<usize> = cands[c].members.iter().map(|&i| s.queue[i].id).collect();
-            out.retain(|d| !matches!(&d.action, Action::Hold { job, .. } if ids.contains(job)));
-            out.push(d);
+}
+
+/// Step 6, the short-job bypass: on a node whose cores are all taken (and
+/// not already oversubscribed), the lightest waiting job starts now with
+/// the node's cores, time-sharing them, when that lowers the summed
+/// response time: time-shared it takes about 2·T_alone and delays each of
+/// the k running jobs by T_alone, while waiting would cost it the shortest
+/// remaining run R; so bypass when (k + 2)·T_alone < R.
+fn bypass_short_jobs(
+    s: &SchedState<'_>,
+    ctx: &[NodeCtx],
+    cands: &[Candidate],
+    node_of: &[usize],
+    after_threads: &[usize],
+    out: &mut Vec<Decision>,
+) {
+    let m = s.machine;
+    for (node, nc) in ctx.iter().enumerate() {
+        let cores = m.cores_per_node;
+        if nc.remaining.is_empty() || nc.threads > cores || after_threads[node] < cores {
+            continue;
         }
+        let shortest = nc.remaining.iter().copied().fold(f64::INFINITY, f64::min);
+        let started: Vec<usize> = out
+            .iter()
+            .flat_map(|d| match &d.action {
+                Action::Launch { jobs, .. } => jobs.clone(),
+                Action::Join { job, .. } => vec![*job],
+                Action::Hold { .. } | Action::Resize { .. } | Action::Move { .. } => Vec::new(),
+            })
+            .collect();
+        let mut mine: Vec<usize> = (0..cands.len())
+            .filter(|&c| node_of[c] == node)
+            .filter(|&c| {
+                !cands[c]
+                    .members
+                    .iter()
+                    .any(|&i| started.contains(&s.queue[i].id))
+            })
+            .collect();
+        mine.sort_by(|&a, &b| {
+            cands[a]
+                .cost
+                .seconds(cores as f64)
+                .total_cmp(&cands[b].cost.seconds(cores as f64))
+        });
+        let Some(&c) = mine.first() else { continue };
+        let alone = cands[c].cost.seconds(cores as f64);
+        if (nc.jobs + 2) as f64 * alone >= shortest {
+            continue;
+        }
+        let detail = format!(
+            "(short-job bypass): ({} running + 2) × {alone:.4} s alone < {shortest:.3} s shortest remaining run",
+            nc.jobs
+        );
+        let Some(d) = over_busy_cores(
+            s,
+            &cands[c],
+            node,
+            after_threads[node],
+            nc.bandwidth,
+            detail,
+        ) else {
+            continue;
+        };
+        // It was held above at this decision point: it starts instead.
+        let ids: Vec<usize> = cands[c].members.iter().map(|&i| s.queue[i].id).collect();
+        out.retain(|d| !matches!(&d.action, Action::Hold { job, .. } if ids.contains(job)));
+        out.push(d);
     }
-    // A unit moved above and re-allocated in step 7: one decision, the
-    // move with step 7's threads.
+}
+
+/// Step 7 with the moves of 8a and 8c: a unit moved and re-allocated in
+/// the same decision gets one decision, the move with the re-allocation's
+/// threads.
+fn merge_moves(out: &mut Vec<Decision>) {
     let moved: Vec<usize> = out
         .iter()
         .filter_map(|d| match d.action {
@@ -1134,55 +1318,58 @@ fn congra(
             }
         }
     }
-    // 8b. Tail spread: with nothing waiting and one unit left on the
-    //     machine, the other nodes' cores would idle until it ends (a unit
-    //     is placed on one node); it runs on every core of the machine
-    //     instead when that ends it sooner, its remote accesses counted
-    //     (step 8a undoes this when a job arrives).
-    if resize && m.nodes > 1 && s.queue.is_empty() && s.running.len() == 1 {
-        let u = &s.running[0];
-        if u.resizable && u.node.is_some() && worth_resizing(m, u) {
-            let grown = out.iter().find_map(|d| match d.action {
-                Action::Resize { unit, threads } if unit == u.id => Some(threads),
-                _ => None,
-            });
-            let t_node = grown.unwrap_or(u.threads);
-            let whole = u.cost.seconds(u.threads as f64).max(1e-12);
-            let left = (u.remaining_seconds / whole).clamp(0.0, 1.0);
-            let span = 1.0 + (m.nodes - 1) as f64 / m.nodes as f64 * (m.remote_factor - 1.0);
-            let on_node = left
-                * u.cost
-                    .seconds(t_node as f64)
-                    .max(u.cost.bytes() / limit.max(1.0));
-            let cores = m.cores();
-            let spread_s = left
-                * u.cost
-                    .seconds(cores as f64)
-                    .max(u.cost.bytes() * span / (m.nodes as f64 * limit).max(1.0));
-            if spread_s + m.resize_seconds < on_node {
-                out.retain(|d| !matches!(d.action, Action::Resize { unit, .. } if unit == u.id));
-                out.push(Decision {
-                    at: s.now,
-                    action: Action::Move {
-                        unit: u.id,
-                        node: None,
-                        threads: cores,
-                    },
-                    reason: format!(
-                        "spread unit #{} ({}) from node {} to all {} of the machine at its next superstep boundary (tail spread: nothing waits, no other unit runs): {:.0}% of work left, ≈{:.3} s on its node → {:.3} s on every node",
-                        u.id,
-                        plural(u.jobs.len(), "job"),
-                        u.node.unwrap_or(0),
-                        plural(cores, "core"),
-                        left * 100.0,
-                        on_node,
-                        spread_s
-                    ),
-                });
-            }
-        }
+}
+
+/// Step 8b, the tail spread: with nothing waiting and one unit left on the
+/// machine (the caller checks both), the other nodes' cores would idle
+/// until it ends (a unit is placed on one node); it runs on every core of
+/// the machine instead when that ends it sooner, its remote accesses
+/// counted (step 8a undoes this when a job arrives).
+fn tail_spread(s: &SchedState<'_>, out: &mut Vec<Decision>) {
+    let m = s.machine;
+    let limit = m.node_bandwidth_bytes();
+    let u = &s.running[0];
+    if !(u.resizable && u.node.is_some() && worth_resizing(m, u)) {
+        return;
     }
-    out
+    let grown = out.iter().find_map(|d| match d.action {
+        Action::Resize { unit, threads } if unit == u.id => Some(threads),
+        _ => None,
+    });
+    let t_node = grown.unwrap_or(u.threads);
+    let whole = u.cost.seconds(u.threads as f64).max(1e-12);
+    let left = (u.remaining_seconds / whole).clamp(0.0, 1.0);
+    let span = 1.0 + (m.nodes - 1) as f64 / m.nodes as f64 * (m.remote_factor - 1.0);
+    let on_node = left
+        * u.cost
+            .seconds(t_node as f64)
+            .max(u.cost.bytes() / limit.max(1.0));
+    let cores = m.cores();
+    let spread_s = left
+        * u.cost
+            .seconds(cores as f64)
+            .max(u.cost.bytes() * span / (m.nodes as f64 * limit).max(1.0));
+    if spread_s + m.resize_seconds < on_node {
+        out.retain(|d| !matches!(d.action, Action::Resize { unit, .. } if unit == u.id));
+        out.push(Decision {
+            at: s.now,
+            action: Action::Move {
+                unit: u.id,
+                node: None,
+                threads: cores,
+            },
+            reason: format!(
+                "spread unit #{} ({}) from node {} to all {} of the machine at its next superstep boundary (tail spread: nothing waits, no other unit runs): {:.0}% of work left, ≈{:.3} s on its node → {:.3} s on every node",
+                u.id,
+                plural(u.jobs.len(), "job"),
+                u.node.unwrap_or(0),
+                plural(cores, "core"),
+                left * 100.0,
+                on_node,
+                spread_s
+            ),
+        });
+    }
 }
 
 /// Launches `c` on `node` with every core of the node over `busy` threads

@@ -190,213 +190,113 @@ fn plan(u: &mut Unit, now: f64, threads: usize, node: Option<usize>) {
     u.pending = (threads != u.threads || node != u.node).then_some((threads, at, node));
 }
 
-/// Replays `jobs` through `policy` on `m`.
-pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by(|&a, &b| jobs[a].arrival.total_cmp(&jobs[b].arrival).then(a.cmp(&b)));
-    let mut next = 0usize;
-    let mut queue: Vec<usize> = Vec::new();
-    let mut units: Vec<Unit> = Vec::new();
-    let mut start = vec![f64::NAN; jobs.len()];
-    let mut finish = vec![f64::NAN; jobs.len()];
-    let mut now = 0.0f64;
-    let mut next_unit = 0usize;
-    let mut log = DecisionLog::default();
-    let resizing = matches!(policy, Policy::Congra { resize: true, .. });
-    // Whether a job arrived or a unit ended since the last decision point.
-    let mut changed = true;
-    // When a queued job next becomes starved (a decision point, as an
-    // arrival is).
-    let mut aging: Option<f64> = None;
-    for _ in 0..10_000_000u64 {
-        while next < order.len() && jobs[order[next]].arrival <= now + 1e-12 {
-            queue.push(order[next]);
-            next += 1;
-            changed = true;
-        }
-        if changed && (!queue.is_empty() || (resizing && !units.is_empty())) {
-            let rs: Vec<f64> = rates(m, &units);
-            let queued: Vec<QueuedJob> = queue
-                .iter()
-                .map(|&j| QueuedJob {
-                    id: j,
-                    name: jobs[j].name.clone(),
-                    arrival: jobs[j].arrival,
-                    cost: jobs[j].cost,
-                    group: jobs[j].group.clone(),
-                })
-                .collect();
-            let running: Vec<RunningUnit> = units
-                .iter()
-                .zip(&rs)
-                .map(|(u, r)| RunningUnit {
-                    id: u.id,
-                    node: u.pending.map_or(u.node, |p| p.2),
-                    threads: u.pending.map_or(u.threads, |p| p.0),
-                    jobs: u.jobs.clone(),
-                    cost: u.cost,
-                    group: u.group.clone(),
-                    remaining_seconds: if *r > 0.0 { u.left / r } else { f64::INFINITY },
-                    resizable: u.resizable,
-                })
-                .collect();
-            let st = SchedState {
-                now,
-                machine: m,
-                queue: &queued,
-                running: &running,
-            };
-            let ds = decide(policy, &st);
-            for d in &ds {
-                match &d.action {
-                    Action::Launch {
-                        jobs: js,
-                        node,
-                        threads,
-                    } => {
-                        let costs: Vec<Cost> = js.iter().map(|&j| jobs[j].cost).collect();
-                        let cost = Cost::fused(&costs).unwrap_or(jobs[js[0]].cost);
-                        for &j in js {
-                            start[j] = now;
-                            queue.retain(|&q| q != j);
-                        }
-                        units.push(Unit {
-                            id: next_unit,
-                            node: *node,
-                            threads: (*threads).max(1),
-                            jobs: js.clone(),
-                            cost,
-                            group: if js.len() > 1 || matches!(policy, Policy::Congra { .. }) {
-                                jobs[js[0]].group.clone()
-                            } else {
-                                None
-                            },
-                            left: 1.0,
-                            resizable: matches!(policy, Policy::Congra { .. }),
-                            pending: None,
-                        });
-                        next_unit += 1;
-                    }
-                    Action::Join { unit, job } => {
-                        if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
-                            let t = u.threads as f64;
-                            let left_s = u.left * u.cost.seconds(t);
-                            let fused = Cost::fused(&[u.cost, jobs[*job].cost]).unwrap_or(u.cost);
-                            let grown = (left_s + fused.seconds(t) - u.cost.seconds(t))
-                                .max(jobs[*job].cost.seconds(t));
-                            u.cost = fused;
-                            u.left = (grown / fused.seconds(t)).min(1.0);
-                            u.jobs.push(*job);
-                            start[*job] = now;
-                            queue.retain(|&q| q != *job);
-                        }
-                    }
-                    Action::Resize { unit, threads } => {
-                        if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
-                            let node = u.pending.map_or(u.node, |p| p.2);
-                            plan(u, now, (*threads).max(1), node);
-                        }
-                    }
-                    Action::Move {
-                        unit,
-                        node,
-                        threads,
-                    } => {
-                        if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
-                            plan(u, now, (*threads).max(1), *node);
-                        }
-                    }
-                    Action::Hold { .. } => {}
+/// What the simulator's decisions change: the queue (job indices), the
+/// running units, each job's start and the next unit's id.
+struct World {
+    queue: Vec<usize>,
+    units: Vec<Unit>,
+    start: Vec<f64>,
+    next_unit: usize,
+}
+
+impl World {
+    /// Carries out decision `d` at `now`.
+    fn apply(&mut self, policy: Policy, jobs: &[SimJob], now: f64, d: &Decision) {
+        let (queue, units, start) = (&mut self.queue, &mut self.units, &mut self.start);
+        match &d.action {
+            Action::Launch {
+                jobs: js,
+                node,
+                threads,
+            } => {
+                let costs: Vec<Cost> = js.iter().map(|&j| jobs[j].cost).collect();
+                let cost = Cost::fused(&costs).unwrap_or(jobs[js[0]].cost);
+                for &j in js {
+                    start[j] = now;
+                    queue.retain(|&q| q != j);
                 }
-            }
-            log.record(&ds);
-            let still: Vec<QueuedJob> = queued
-                .iter()
-                .filter(|q| queue.contains(&q.id))
-                .cloned()
-                .collect();
-            aging = next_aging_deadline(
-                policy,
-                &SchedState {
-                    queue: &still,
-                    ..st
-                },
-            );
-            if units.is_empty() && !queue.is_empty() && next >= order.len() {
-                // The policy launched nothing with nothing running and nothing
-                // to come: a policy bug; launch the first job to keep going.
-                let j = queue.remove(0);
-                start[j] = now;
                 units.push(Unit {
-                    id: next_unit,
-                    node: Some(0),
-                    threads: m.cores_per_node,
-                    jobs: vec![j],
-                    cost: jobs[j].cost,
-                    group: None,
+                    id: self.next_unit,
+                    node: *node,
+                    threads: (*threads).max(1),
+                    jobs: js.clone(),
+                    cost,
+                    group: if js.len() > 1 || matches!(policy, Policy::Congra { .. }) {
+                        jobs[js[0]].group.clone()
+                    } else {
+                        None
+                    },
                     left: 1.0,
-                    resizable: false,
+                    resizable: matches!(policy, Policy::Congra { .. }),
                     pending: None,
                 });
-                next_unit += 1;
+                self.next_unit += 1;
             }
-        }
-        if units.is_empty() && next >= order.len() && queue.is_empty() {
-            break;
-        }
-        let rs = rates(m, &units);
-        let mut dt = f64::INFINITY;
-        for (u, r) in units.iter().zip(&rs) {
-            if *r > 0.0 {
-                dt = dt.min(u.left / r);
-            }
-        }
-        if next < order.len() {
-            dt = dt.min((jobs[order[next]].arrival - now).max(0.0));
-        }
-        for u in &units {
-            if let Some((_, at, _)) = u.pending {
-                dt = dt.min((at - now).max(0.0));
-            }
-        }
-        if let Some(at) = aging {
-            dt = dt.min((at - now).max(0.0));
-        }
-        if !dt.is_finite() {
-            break;
-        }
-        now += dt;
-        for (u, r) in units.iter_mut().zip(&rs) {
-            u.left -= r * dt;
-        }
-        let before = units.len();
-        units.retain(|u| {
-            if u.left <= 1e-9 {
-                for &j in &u.jobs {
-                    finish[j] = now;
-                }
-                false
-            } else {
-                true
-            }
-        });
-        changed = units.len() < before;
-        if aging.is_some_and(|at| at <= now + 1e-12) {
-            aging = None;
-            changed = true;
-        }
-        // Resizes whose superstep boundary came: the new pool starts.
-        for u in &mut units {
-            if let Some((t, at, node)) = u.pending {
-                if at <= now + 1e-12 {
-                    u.threads = t;
-                    u.node = node;
-                    u.left += m.resize_seconds / u.cost.seconds(t as f64).max(1e-12);
-                    u.pending = None;
+            Action::Join { unit, job } => {
+                if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
+                    let t = u.threads as f64;
+                    let left_s = u.left * u.cost.seconds(t);
+                    let fused = Cost::fused(&[u.cost, jobs[*job].cost]).unwrap_or(u.cost);
+                    let grown = (left_s + fused.seconds(t) - u.cost.seconds(t))
+                        .max(jobs[*job].cost.seconds(t));
+                    u.cost = fused;
+                    u.left = (grown / fused.seconds(t)).min(1.0);
+                    u.jobs.push(*job);
+                    start[*job] = now;
+                    queue.retain(|&q| q != *job);
                 }
             }
+            Action::Resize { unit, threads } => {
+                if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
+                    let node = u.pending.map_or(u.node, |p| p.2);
+                    plan(u, now, (*threads).max(1), node);
+                }
+            }
+            Action::Move {
+                unit,
+                node,
+                threads,
+            } => {
+                if let Some(u) = units.iter_mut().find(|u| u.id == *unit) {
+                    plan(u, now, (*threads).max(1), *node);
+                }
+            }
+            Action::Hold { .. } => {}
         }
     }
+
+    /// Launches the first queued job on node 0 with its cores: the policy
+    /// launched nothing with nothing running and nothing to come (a policy
+    /// bug), and the replay must go on.
+    fn launch_first(&mut self, m: &Machine, jobs: &[SimJob], now: f64) {
+        let (queue, units, start) = (&mut self.queue, &mut self.units, &mut self.start);
+        let j = queue.remove(0);
+        start[j] = now;
+        units.push(Unit {
+            id: self.next_unit,
+            node: Some(0),
+            threads: m.cores_per_node,
+            jobs: vec![j],
+            cost: jobs[j].cost,
+            group: None,
+            left: 1.0,
+            resizable: false,
+            pending: None,
+        });
+        self.next_unit += 1;
+    }
+}
+
+/// The report of a replay: each job's times and QoS, the makespan, the
+/// throughput and QoS percentiles, and the decisions taken.
+fn report(
+    m: &Machine,
+    policy: Policy,
+    jobs: &[SimJob],
+    start: &[f64],
+    finish: &[f64],
+    log: &DecisionLog,
+) -> SimReport {
     let results: Vec<SimJobResult> = (0..jobs.len())
         .map(|j| {
             let solo = solo_seconds(m, &jobs[j].cost);
@@ -431,6 +331,148 @@ pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
         jobs: results,
         decisions: log.decisions().to_vec(),
     }
+}
+
+/// Replays `jobs` through `policy` on `m`.
+pub fn simulate(m: &Machine, policy: Policy, jobs: &[SimJob]) -> SimReport {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by(|&a, &b| jobs[a].arrival.total_cmp(&jobs[b].arrival).then(a.cmp(&b)));
+    let mut next = 0usize;
+    let mut w = World {
+        queue: Vec::new(),
+        units: Vec::new(),
+        start: vec![f64::NAN; jobs.len()],
+        next_unit: 0,
+    };
+    let mut finish = vec![f64::NAN; jobs.len()];
+    let mut now = 0.0f64;
+    let mut log = DecisionLog::default();
+    let resizing = matches!(policy, Policy::Congra { resize: true, .. });
+    // Whether a job arrived or a unit ended since the last decision point.
+    let mut changed = true;
+    // When a queued job next becomes starved (a decision point, as an
+    // arrival is).
+    let mut aging: Option<f64> = None;
+    for _ in 0..10_000_000u64 {
+        while next < order.len() && jobs[order[next]].arrival <= now + 1e-12 {
+            w.queue.push(order[next]);
+            next += 1;
+            changed = true;
+        }
+        if changed && (!w.queue.is_empty() || (resizing && !w.units.is_empty())) {
+            let rs: Vec<f64> = rates(m, &w.units);
+            let queued: Vec<QueuedJob> = w
+                .queue
+                .iter()
+                .map(|&j| QueuedJob {
+                    id: j,
+                    name: jobs[j].name.clone(),
+                    arrival: jobs[j].arrival,
+                    cost: jobs[j].cost,
+                    group: jobs[j].group.clone(),
+                })
+                .collect();
+            let running: Vec<RunningUnit> = w
+                .units
+                .iter()
+                .zip(&rs)
+                .map(|(u, r)| RunningUnit {
+                    id: u.id,
+                    node: u.pending.map_or(u.node, |p| p.2),
+                    threads: u.pending.map_or(u.threads, |p| p.0),
+                    jobs: u.jobs.clone(),
+                    cost: u.cost,
+                    group: u.group.clone(),
+                    remaining_seconds: if *r > 0.0 { u.left / r } else { f64::INFINITY },
+                    resizable: u.resizable,
+                })
+                .collect();
+            let st = SchedState {
+                now,
+                machine: m,
+                queue: &queued,
+                running: &running,
+            };
+            let ds = decide(policy, &st);
+            for d in &ds {
+                w.apply(policy, jobs, now, d);
+            }
+            log.record(&ds);
+            let still: Vec<QueuedJob> = queued
+                .iter()
+                .filter(|q| w.queue.contains(&q.id))
+                .cloned()
+                .collect();
+            aging = next_aging_deadline(
+                policy,
+                &SchedState {
+                    queue: &still,
+                    ..st
+                },
+            );
+            if w.units.is_empty() && !w.queue.is_empty() && next >= order.len() {
+                // The policy launched nothing with nothing running and nothing
+                // to come: a policy bug; launch the first job to keep going.
+                w.launch_first(m, jobs, now);
+            }
+        }
+        if w.units.is_empty() && next >= order.len() && w.queue.is_empty() {
+            break;
+        }
+        let rs = rates(m, &w.units);
+        let mut dt = f64::INFINITY;
+        for (u, r) in w.units.iter().zip(&rs) {
+            if *r > 0.0 {
+                dt = dt.min(u.left / r);
+            }
+        }
+        if next < order.len() {
+            dt = dt.min((jobs[order[next]].arrival - now).max(0.0));
+        }
+        for u in &w.units {
+            if let Some((_, at, _)) = u.pending {
+                dt = dt.min((at - now).max(0.0));
+            }
+        }
+        if let Some(at) = aging {
+            dt = dt.min((at - now).max(0.0));
+        }
+        if !dt.is_finite() {
+            break;
+        }
+        now += dt;
+        for (u, r) in w.units.iter_mut().zip(&rs) {
+            u.left -= r * dt;
+        }
+        let before = w.units.len();
+        w.units.retain(|u| {
+            if u.left <= 1e-9 {
+                for &j in &u.jobs {
+                    finish[j] = now;
+                }
+                false
+            } else {
+                true
+            }
+        });
+        changed = w.units.len() < before;
+        if aging.is_some_and(|at| at <= now + 1e-12) {
+            aging = None;
+            changed = true;
+        }
+        // Resizes whose superstep boundary came: the new pool starts.
+        for u in &mut w.units {
+            if let Some((t, at, node)) = u.pending {
+                if at <= now + 1e-12 {
+                    u.threads = t;
+                    u.node = node;
+                    u.left += m.resize_seconds / u.cost.seconds(t as f64).max(1e-12);
+                    u.pending = None;
+                }
+            }
+        }
+    }
+    report(m, policy, jobs, &w.start, &finish, &log)
 }
 
 #[cfg(test)]
