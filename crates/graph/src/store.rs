@@ -757,8 +757,8 @@ fn align_up(x: u64) -> u64 {
 /// Writes `g` to `path` in format version [`FORMAT_VERSION`] and syncs it,
 /// with its tiles: the ones it has, or, when [`Tiles::worthwhile`], ones
 /// built on another thread while this one writes the other sections (the
-/// write is one core's copy into the page cache; bench/NOTES.md, "Writing
-/// a store").
+/// write is one core's copy into the page cache, so a second core is free
+/// for the tiles).
 /// The header, which lists every section, is written last.
 pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
     let io = |e| GraphError::io(path, e);
@@ -944,6 +944,7 @@ pub fn read_header(path: &Path) -> Result<Header> {
     decode_header(path, &map)
 }
 
+#[allow(unsafe_code)]
 fn map_file(path: &Path) -> Result<Mmap> {
     let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
     // SAFETY: the store's files are written once (to a temporary directory,

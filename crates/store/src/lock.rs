@@ -42,6 +42,7 @@ impl WriterLock {
             .map_err(ioerr)?;
         // SAFETY: `flock` takes a descriptor and flags, no pointers; the
         // descriptor is open and owned by `file`, which outlives the call.
+        #[allow(unsafe_code)]
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
             let err = std::io::Error::last_os_error();

@@ -251,10 +251,8 @@ fn recover_and_check(
     }
     // The recovered live graph, as opening replays it.
     let live = LiveGraph::in_memory(setup.base.clone());
-    for r in &rec.records {
-        live.replay(r.version, r.ops.clone())
-            .map_err(|e| format!("{label}: replaying version {}: {e}", r.version))?;
-    }
+    live.replay(rec.records.iter().cloned())
+        .map_err(|e| format!("{label}: replaying the log: {e}"))?;
     let snap = live.snapshot();
     if full {
         check_snapshot(&snap, &model, label)?;
@@ -276,10 +274,8 @@ fn recover_and_check(
     }
     // New commits work on the recovered log, and survive a crash.
     let live = LiveGraph::with_log(setup.base.clone(), Some(Arc::new(wal)));
-    for r in &rec.records {
-        live.replay(r.version, r.ops.clone())
-            .map_err(|e| format!("{label}: replaying version {}: {e}", r.version))?;
-    }
+    live.replay(rec.records.iter().cloned())
+        .map_err(|e| format!("{label}: replaying the log: {e}"))?;
     let extra = vec![Op::AddEdge {
         u: id(-1000),
         v: id(-1001),

@@ -44,9 +44,7 @@ fn recover(
         want.iter().map(|r| r.0).collect::<Vec<_>>()
     );
     let live = LiveGraph::with_log(base.clone(), Some(Arc::new(wal)));
-    for r in rec.records {
-        live.replay(r.version, r.ops).expect("replays");
-    }
+    live.replay(rec.records).expect("replays");
     check_snapshot(&live.snapshot(), model, what).unwrap_or_else(|e| panic!("{e}"));
     live
 }
@@ -272,6 +270,7 @@ fn concurrent_disk_full(rounds: u64, seed: u64) {
 struct FileSizeLimit(libc::rlimit);
 
 impl FileSizeLimit {
+    #[allow(unsafe_code)]
     fn set(bytes: u64) -> FileSizeLimit {
         // SAFETY: `signal` with SIG_IGN and `get`/`setrlimit` with a
         // pointer to a local, initialized struct: no memory is shared.
@@ -290,6 +289,7 @@ impl FileSizeLimit {
 }
 
 impl Drop for FileSizeLimit {
+    #[allow(unsafe_code)]
     fn drop(&mut self) {
         // SAFETY: as in `set`.
         unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &self.0) };
