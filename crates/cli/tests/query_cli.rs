@@ -1,8 +1,7 @@
 //! `plexus query` end to end: every subcommand in plain text and JSON, in
 //! external ids; unknown graphs and vertices end with exit status 2 and one
 //! `error:` line; the hidden `bench` runs, writes its vertices and reads
-//! them back; a query after `plexus tx` sees the committed change (skipped
-//! while the binary has no `tx`).
+//! them back; a query after `plexus tx` sees the committed change.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -251,10 +250,6 @@ fn bench_reports_latency_and_replays_its_vertices() {
 #[test]
 fn a_query_sees_the_newest_committed_transaction() {
     let env = weighted_graph();
-    if !env.run(&["tx", "--help"]).status.success() {
-        eprintln!("skipped: this plexus has no `tx` command yet");
-        return;
-    }
     assert_eq!(env.ok(&["query", "g", "has-edge", "40", "50"]), "false\n");
     let tx = env.write(
         "t.tx",
