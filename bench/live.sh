@@ -108,7 +108,7 @@ updates() {
       "\n### Update throughput with fdatasync (kron'"$scale"' weighted, " + $stamp + ")\n",
       "| system | edges a transaction | writers | spread | commits/s | edges/s | conflicts |",
       "|---|---|---|---|---|---|---|",
-      ( .[] | "| \(.system // "plexus") | \(.ops_per_tx) | \(.writers) | \(.spread) | \(.commits_per_s|round) | \(.ops_per_s|round) | \(.conflicts // 0) |" )' "$f"
+      ( .[] | select(.bench == "throughput") | "| \(.system // "plexus") | \(.ops_per_tx) | \(.writers) | \(.spread) | \(.commits_per_s|round) | \(.ops_per_s|round) | \(.conflicts // 0) |" )' "$f"
 }
 
 recovery() {

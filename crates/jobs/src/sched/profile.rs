@@ -104,8 +104,8 @@ pub struct AlgoProfile {
     pub measured_bytes: Option<f64>,
     /// Whether the counted bytes were scaled down to `bandwidth limit ×
     /// fastest time`: the state estimate counts whole per-vertex arrays per
-    /// superstep, which a BFS reaching a handful of vertices never touches
-    /// (bench/NOTES.md, "Scheduler: counted bytes capped, resize stall").
+    /// superstep, which a BFS reaching a handful of vertices never touches,
+    /// and no run can move more bytes than the bandwidth allows in its time.
     #[serde(default)]
     pub bytes_capped: bool,
 }
@@ -436,113 +436,26 @@ pub fn profile_graph(
     // Why the hardware counter was not used (the first failure), if it was not.
     let mut counter_error: Option<String> = None;
     for name in &cfg.algorithms {
-        let (specs, representative, iterations): (Vec<Algorithm>, String, Option<usize>) =
-            match name.as_str() {
-                "bfs" | "sssp" => {
-                    if name == "sssp" && !g.is_weighted() {
-                        progress("sssp skipped: the graph is unweighted");
-                        continue;
-                    }
-                    let rs = roots(g, runs);
-                    let algs = rs
-                        .iter()
-                        .map(|r| {
-                            if name == "bfs" {
-                                Algorithm::Bfs { source: r.clone() }
-                            } else {
-                                Algorithm::Sssp {
-                                    source: r.clone(),
-                                    delta: None,
-                                }
-                            }
-                        })
-                        .collect();
-                    (algs, format!("{name} from roots {}", rs.join(", ")), None)
-                }
-                "pagerank" => {
-                    let a = Algorithm::PageRank {
-                        damping: 0.85,
-                        iterations: Some(PROFILE_PR_ITERATIONS),
-                        tolerance: 0.0,
-                        max_iterations: PROFILE_PR_ITERATIONS,
-                        personalization: None,
-                        precision: Default::default(),
-                    };
-                    (
-                        vec![a; runs],
-                        format!("pagerank damping 0.85, {PROFILE_PR_ITERATIONS} iterations"),
-                        Some(PROFILE_PR_ITERATIONS),
-                    )
-                }
-                "wcc" => (vec![Algorithm::Wcc; runs], "wcc".into(), None),
-                "cdlp" => (
-                    vec![
-                        Algorithm::Cdlp {
-                            iterations: PROFILE_CDLP_ITERATIONS
-                        };
-                        runs
-                    ],
-                    format!("cdlp {PROFILE_CDLP_ITERATIONS} iterations"),
-                    Some(PROFILE_CDLP_ITERATIONS),
-                ),
-                other => {
-                    return Err(JobError::InvalidJob(format!(
-                        "unknown algorithm '{other}' to profile (expected some of: {})",
-                        profile_algorithms().join(", ")
-                    )))
-                }
-            };
-        let mut seconds = Vec::new();
-        let mut topo = Vec::new();
-        let mut state = Vec::new();
-        let mut steps = Vec::new();
-        let mut measured: Option<f64> = None;
-        for t in 1..=cfg.max_threads.max(1) {
-            let counter = if t == 1 && counter_error.is_none() {
-                match super::counters::Counter::on_cpus(super::counters::Event::CacheMisses, &cpus)
-                {
-                    Ok(c) => Some(c),
-                    Err(e) => {
-                        counter_error = Some(format!("cache-miss counter unavailable: {e}"));
-                        None
-                    }
-                }
-            } else {
-                None
-            };
-            let start = counter.as_ref().map(super::counters::Counter::read);
-            let mgr = JobManager::new(ManagerConfig {
-                mode: ExecMode::Sequential,
-                threads: t,
-                llc_bytes: cfg.llc_bytes,
-                ..Default::default()
-            })?;
-            let mut times = Vec::new();
-            for alg in &specs {
-                let before = mgr.stats().topology_bytes_read;
-                let st = run_one(&mgr, snap, alg)?;
-                times.push(st.run_seconds.unwrap_or(f64::NAN));
-                let read = mgr.stats().topology_bytes_read - before;
-                let sb = resolve(g, alg).map(|r| state_bytes(g, &r)).unwrap_or(0);
-                if t == 1 {
-                    topo.push(read as f64);
-                    state.push(sb as f64 * st.superstep as f64);
-                    steps.push(st.superstep as f64);
-                }
-            }
-            if let (Some(c), Some(Ok(start))) = (&counter, start) {
-                match c.read() {
-                    Ok(end) => {
-                        measured =
-                            Some(end.saturating_sub(start) as f64 * 64.0 / specs.len() as f64)
-                    }
-                    Err(e) => counter_error = Some(format!("cache-miss counter unreadable: {e}")),
-                }
-            }
-            let m = median(&mut times);
-            progress(&format!("{name}: {t} thread(s) {m:.3} s"));
-            seconds.push(m);
-        }
+        let Some((specs, representative, iterations)) = profile_specs(g, name, runs)? else {
+            progress("sssp skipped: the graph is unweighted");
+            continue;
+        };
+        let sweep = thread_sweep(
+            snap,
+            &specs,
+            name,
+            cfg,
+            &cpus,
+            &mut counter_error,
+            &mut progress,
+        )?;
+        let Sweep {
+            seconds,
+            mut topo,
+            mut state,
+            mut steps,
+            measured,
+        } = sweep;
         let (corun_seconds, corun_slowdown) = if cfg.max_threads > 1 {
             let (together, ratio) = corun(snap, &specs, cfg)?;
             progress(&format!(
@@ -572,42 +485,15 @@ pub fn profile_graph(
                 per_lane,
             }
         });
-        let mut topology_bytes = median(&mut topo);
-        let mut state_bytes_run = median(&mut state);
-        if let Some(hw) = measured.filter(|b| *b > 0.0) {
-            let counted = topology_bytes + state_bytes_run;
-            let k = if counted > 0.0 { hw / counted } else { 0.0 };
-            progress(&format!(
-                "{name}: {:.1} MB per run by the cache-miss counter ({:.1} MB counted)",
-                hw / 1e6,
-                counted / 1e6
-            ));
-            if k > 0.0 {
-                topology_bytes *= k;
-                state_bytes_run *= k;
-            } else {
-                topology_bytes = hw;
-            }
-        }
-        let fastest = seconds.iter().copied().fold(f64::INFINITY, f64::min);
-        let cap = cfg
-            .bandwidth_limit_gbs
-            .filter(|b| *b > 0.0 && fastest.is_finite())
-            .map(|b| b * 1e9 * fastest);
-        let bytes_capped = match cap {
-            Some(cap) if topology_bytes + state_bytes_run > cap => {
-                let k = cap / (topology_bytes + state_bytes_run);
-                progress(&format!(
-                    "{name}: {:.1} MB counted in {fastest:.6} s is over the bandwidth limit; capped at {:.1} MB",
-                    (topology_bytes + state_bytes_run) / 1e6,
-                    cap / 1e6
-                ));
-                topology_bytes *= k;
-                state_bytes_run *= k;
-                true
-            }
-            _ => false,
-        };
+        let (topology_bytes, state_bytes_run, bytes_capped) = scaled_bytes(
+            name,
+            median(&mut topo),
+            median(&mut state),
+            measured,
+            &seconds,
+            cfg,
+            &mut progress,
+        );
         let bandwidth_gbs = seconds
             .iter()
             .map(|s| (topology_bytes + state_bytes_run) / s / 1e9)
@@ -651,6 +537,202 @@ pub fn profile_graph(
             .unwrap_or(0),
         algorithms,
     })
+}
+
+/// The jobs profiling `name` runs (`runs` of them), the representative's
+/// description and its iteration count; `None` for SSSP on an unweighted
+/// graph.
+fn profile_specs(g: &Graph, name: &str, runs: usize) -> Result<Option<ProfileSpecs>, JobError> {
+    Ok(Some(match name {
+        "bfs" | "sssp" => {
+            if name == "sssp" && !g.is_weighted() {
+                return Ok(None);
+            }
+            let rs = roots(g, runs);
+            let algs = rs
+                .iter()
+                .map(|r| {
+                    if name == "bfs" {
+                        Algorithm::Bfs { source: r.clone() }
+                    } else {
+                        Algorithm::Sssp {
+                            source: r.clone(),
+                            delta: None,
+                        }
+                    }
+                })
+                .collect();
+            (algs, format!("{name} from roots {}", rs.join(", ")), None)
+        }
+        "pagerank" => {
+            let a = Algorithm::PageRank {
+                damping: 0.85,
+                iterations: Some(PROFILE_PR_ITERATIONS),
+                tolerance: 0.0,
+                max_iterations: PROFILE_PR_ITERATIONS,
+                personalization: None,
+                precision: Default::default(),
+            };
+            (
+                vec![a; runs],
+                format!("pagerank damping 0.85, {PROFILE_PR_ITERATIONS} iterations"),
+                Some(PROFILE_PR_ITERATIONS),
+            )
+        }
+        "wcc" => (vec![Algorithm::Wcc; runs], "wcc".into(), None),
+        "cdlp" => (
+            vec![
+                Algorithm::Cdlp {
+                    iterations: PROFILE_CDLP_ITERATIONS
+                };
+                runs
+            ],
+            format!("cdlp {PROFILE_CDLP_ITERATIONS} iterations"),
+            Some(PROFILE_CDLP_ITERATIONS),
+        ),
+        other => {
+            return Err(JobError::InvalidJob(format!(
+                "unknown algorithm '{other}' to profile (expected some of: {})",
+                profile_algorithms().join(", ")
+            )))
+        }
+    }))
+}
+
+/// What [`profile_specs`] gives: jobs, description, iterations.
+type ProfileSpecs = (Vec<Algorithm>, String, Option<usize>);
+
+/// One algorithm's runs at 1..=`max_threads` threads.
+struct Sweep {
+    /// Median seconds per thread count.
+    seconds: Vec<f64>,
+    /// Per run at one thread: topology bytes read, state bytes × supersteps, supersteps.
+    topo: Vec<f64>,
+    state: Vec<f64>,
+    steps: Vec<f64>,
+    /// Bytes per run by the cache-miss counter, when it could be read.
+    measured: Option<f64>,
+}
+
+/// Runs `specs` one after another at each thread count; at one thread also
+/// counts bytes (and cache misses when the counter opens; the first failure
+/// is kept in `counter_error`).
+fn thread_sweep(
+    snap: &Arc<Snapshot>,
+    specs: &[Algorithm],
+    name: &str,
+    cfg: &ProfileConfig,
+    cpus: &[usize],
+    counter_error: &mut Option<String>,
+    progress: &mut impl FnMut(&str),
+) -> Result<Sweep, JobError> {
+    let g = snap.graph();
+    let mut seconds = Vec::new();
+    let mut topo = Vec::new();
+    let mut state = Vec::new();
+    let mut steps = Vec::new();
+    let mut measured: Option<f64> = None;
+    for t in 1..=cfg.max_threads.max(1) {
+        let counter = if t == 1 && counter_error.is_none() {
+            match super::counters::Counter::on_cpus(super::counters::Event::CacheMisses, cpus) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    *counter_error = Some(format!("cache-miss counter unavailable: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let start = counter.as_ref().map(super::counters::Counter::read);
+        let mgr = JobManager::new(ManagerConfig {
+            mode: ExecMode::Sequential,
+            threads: t,
+            llc_bytes: cfg.llc_bytes,
+            ..Default::default()
+        })?;
+        let mut times = Vec::new();
+        for alg in specs {
+            let before = mgr.stats().topology_bytes_read;
+            let st = run_one(&mgr, snap, alg)?;
+            times.push(st.run_seconds.unwrap_or(f64::NAN));
+            let read = mgr.stats().topology_bytes_read - before;
+            let sb = resolve(g, alg).map(|r| state_bytes(g, &r)).unwrap_or(0);
+            if t == 1 {
+                topo.push(read as f64);
+                state.push(sb as f64 * st.superstep as f64);
+                steps.push(st.superstep as f64);
+            }
+        }
+        if let (Some(c), Some(Ok(start))) = (&counter, start) {
+            match c.read() {
+                Ok(end) => {
+                    measured = Some(end.saturating_sub(start) as f64 * 64.0 / specs.len() as f64)
+                }
+                Err(e) => *counter_error = Some(format!("cache-miss counter unreadable: {e}")),
+            }
+        }
+        let m = median(&mut times);
+        progress(&format!("{name}: {t} thread(s) {m:.3} s"));
+        seconds.push(m);
+    }
+    Ok(Sweep {
+        seconds,
+        topo,
+        state,
+        steps,
+        measured,
+    })
+}
+
+/// The bytes a run moves: the counted topology and state bytes, scaled to
+/// the hardware count when there is one, then capped at what the bandwidth
+/// limit allows in the fastest time. Returns (topology, state, capped).
+fn scaled_bytes(
+    name: &str,
+    topo: f64,
+    state: f64,
+    measured: Option<f64>,
+    seconds: &[f64],
+    cfg: &ProfileConfig,
+    progress: &mut impl FnMut(&str),
+) -> (f64, f64, bool) {
+    let (mut topology_bytes, mut state_bytes_run) = (topo, state);
+    if let Some(hw) = measured.filter(|b| *b > 0.0) {
+        let counted = topology_bytes + state_bytes_run;
+        let k = if counted > 0.0 { hw / counted } else { 0.0 };
+        progress(&format!(
+            "{name}: {:.1} MB per run by the cache-miss counter ({:.1} MB counted)",
+            hw / 1e6,
+            counted / 1e6
+        ));
+        if k > 0.0 {
+            topology_bytes *= k;
+            state_bytes_run *= k;
+        } else {
+            topology_bytes = hw;
+        }
+    }
+    let fastest = seconds.iter().copied().fold(f64::INFINITY, f64::min);
+    let cap = cfg
+        .bandwidth_limit_gbs
+        .filter(|b| *b > 0.0 && fastest.is_finite())
+        .map(|b| b * 1e9 * fastest);
+    let bytes_capped = match cap {
+        Some(cap) if topology_bytes + state_bytes_run > cap => {
+            let k = cap / (topology_bytes + state_bytes_run);
+            progress(&format!(
+                    "{name}: {:.1} MB counted in {fastest:.6} s is over the bandwidth limit; capped at {:.1} MB",
+                    (topology_bytes + state_bytes_run) / 1e6,
+                    cap / 1e6
+                ));
+            topology_bytes *= k;
+            state_bytes_run *= k;
+            true
+        }
+        _ => false,
+    };
+    (topology_bytes, state_bytes_run, bytes_capped)
 }
 
 /// Default cost model when there is no profile (`--no-profile`): a job
