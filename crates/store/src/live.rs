@@ -87,9 +87,9 @@ impl LiveGraph {
         s.ops_since_base() as f64 > share * s.base().num_arcs().max(1) as f64
     }
 
-    /// Starts a compaction on a thread of its own when the changes since
-    /// the base exceed `share` of its arcs and none is running; returns
-    /// whether it started. Commits and snapshots go on meanwhile;
+    /// Starts a compaction of the newest published version on a thread of
+    /// its own when the changes since the base exceed `share` of its arcs
+    /// and none is running; returns whether it started. Commits and snapshots go on meanwhile;
     /// [`LiveGraph::last_compaction`] tells how it ended.
     pub fn compact_in_background(self: &Arc<Self>, share: f64) -> bool {
         if !self.over_share(share) {
@@ -103,8 +103,9 @@ impl LiveGraph {
             c.running = true;
         }
         let me = self.clone();
+        let snap = self.snapshot();
         std::thread::spawn(move || {
-            let r = me.compact().map_err(|e| e.to_string());
+            let r = me.compact_version(snap).map_err(|e| e.to_string());
             let mut c = lock(&me.compaction);
             c.running = false;
             c.last = Some(r);

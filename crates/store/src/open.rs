@@ -108,6 +108,11 @@ impl LiveGraph {
     /// module docs). Commits may continue meanwhile; they are carried
     /// over to the new base. Only for graphs opened with [`Access::Write`].
     pub fn compact(&self) -> Result<CompactReport> {
+        self.compact_version(self.snapshot())
+    }
+
+    /// [`LiveGraph::compact`] of `snap`, a published version of this graph.
+    pub(crate) fn compact_version(&self, snap: Snapshot) -> Result<CompactReport> {
         let Some(home) = self.home.as_ref().filter(|h| !h.read_only) else {
             return Err(StoreError::ReadOnly);
         };
@@ -115,7 +120,6 @@ impl LiveGraph {
             return Err(StoreError::Poisoned(why));
         }
         let t = Instant::now();
-        let snap = self.snapshot();
         let log_bytes_before = self.log_bytes();
         let mut report = CompactReport {
             version: snap.version(),

@@ -27,8 +27,7 @@
 //! the id bound, which later queries through the same scratch reuse
 //! without clearing. The functions without `_with` make a fresh scratch.
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BinaryHeap;
 use std::sync::{Arc, Weak};
 
 use plexus_graph::{VertexId, Weight};
@@ -118,29 +117,7 @@ pub fn has_edge(s: &Snapshot, u: VertexId, v: VertexId) -> QueryResult<bool> {
     Ok(s.has_edge(u, v))
 }
 
-/// A multiplicative hash of a vertex id (FxHash's step): ids are dense,
-/// so no protection against chosen keys is needed.
-#[derive(Default, Clone, Copy)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64);
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type IdMap<T> = HashMap<VertexId, T, BuildHasherDefault<IdHasher>>;
+type IdMap<T> = crate::version::IdMapOf<VertexId, T>;
 
 /// A map from live ids to `T`: a hash map while small, then arrays of the
 /// id bound whose entries count only when stamped with the current

@@ -11,7 +11,7 @@ use plexus_graph::{ExternalId, IdKind, VertexId, Weight};
 
 use crate::error::{Result, StoreError};
 use crate::ops::Op;
-use crate::version::{partition_of, IdMapOf, List, PartDelta, Snapshot, VertexDelta};
+use crate::version::{list_of, partition_of, IdMapOf, List, PartDelta, Snapshot, VertexDelta};
 
 /// A transaction under snapshot isolation: reads see its snapshot and its
 /// own writes; nothing is visible to others until it commits.
@@ -77,13 +77,7 @@ impl Transaction {
         if !self.dirty.contains_key(&partition_of(v)) {
             return self.snap.out(v);
         }
-        let base = self.snap.base();
-        match self.vdelta(v) {
-            Some(VertexDelta { out: Some(l), .. }) => (&l.nbrs, l.weights.as_deref()),
-            Some(VertexDelta { alive: false, .. }) => (&[], None),
-            _ if (v as usize) < base.num_vertices() => (base.out_neighbors(v), base.out_weights(v)),
-            _ => (&[], None),
-        }
+        list_of(self.snap.base(), self.vdelta(v), v, true)
     }
 
     /// In-neighbours of `v` (out-neighbours on undirected graphs).
@@ -94,13 +88,7 @@ impl Transaction {
         if !self.dirty.contains_key(&partition_of(v)) {
             return self.snap.inc(v);
         }
-        let base = self.snap.base();
-        match self.vdelta(v) {
-            Some(VertexDelta { inc: Some(l), .. }) => (&l.nbrs, l.weights.as_deref()),
-            Some(VertexDelta { alive: false, .. }) => (&[], None),
-            _ if (v as usize) < base.num_vertices() => (base.in_neighbors(v), base.in_weights(v)),
-            _ => (&[], None),
-        }
+        list_of(self.snap.base(), self.vdelta(v), v, false)
     }
 
     /// Whether the arc `u → v` exists for this transaction.

@@ -328,13 +328,7 @@ impl Snapshot {
     /// Out-neighbours of `v` (sorted) and their weights on weighted graphs;
     /// empty for a vertex that is not alive.
     pub fn out(&self, v: VertexId) -> (&[VertexId], Option<&[Weight]>) {
-        let base = &self.v.base;
-        match self.delta(v) {
-            Some(VertexDelta { out: Some(l), .. }) => (&l.nbrs, l.weights.as_deref()),
-            Some(VertexDelta { alive: false, .. }) => (&[], None),
-            _ if (v as usize) < base.num_vertices() => (base.out_neighbors(v), base.out_weights(v)),
-            _ => (&[], None),
-        }
+        list_of(&self.v.base, self.delta(v), v, true)
     }
 
     /// In-neighbours of `v` (the out-neighbours on undirected graphs).
@@ -342,13 +336,7 @@ impl Snapshot {
         if !self.is_directed() {
             return self.out(v);
         }
-        let base = &self.v.base;
-        match self.delta(v) {
-            Some(VertexDelta { inc: Some(l), .. }) => (&l.nbrs, l.weights.as_deref()),
-            Some(VertexDelta { alive: false, .. }) => (&[], None),
-            _ if (v as usize) < base.num_vertices() => (base.in_neighbors(v), base.in_weights(v)),
-            _ => (&[], None),
-        }
+        list_of(&self.v.base, self.delta(v), v, false)
     }
 
     /// Whether the arc `u → v` exists (either direction on undirected
@@ -400,6 +388,25 @@ impl Snapshot {
         let x = self.parse_id(s)?;
         self.lookup(&x)
             .ok_or_else(|| StoreError::UnknownVertex { id: s.to_string() })
+    }
+}
+
+/// Vertex `v`'s out-list (`out`) or in-list as `d`, its delta if it has
+/// one, and `base` give it: the delta's copy, nothing for a vertex that is
+/// not alive, else the base's (nothing for an added vertex).
+pub(crate) fn list_of<'a>(
+    base: &'a Graph,
+    d: Option<&'a VertexDelta>,
+    v: VertexId,
+    out: bool,
+) -> (&'a [VertexId], Option<&'a [Weight]>) {
+    let copy = d.and_then(|d| if out { d.out.as_ref() } else { d.inc.as_ref() });
+    match (copy, d) {
+        (Some(l), _) => (&l.nbrs, l.weights.as_deref()),
+        (None, Some(VertexDelta { alive: false, .. })) => (&[], None),
+        _ if (v as usize) >= base.num_vertices() => (&[], None),
+        _ if out => (base.out_neighbors(v), base.out_weights(v)),
+        _ => (base.in_neighbors(v), base.in_weights(v)),
     }
 }
 
