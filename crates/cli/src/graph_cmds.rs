@@ -400,9 +400,8 @@ pub fn info(ctx: &Ctx, a: InfoArgs) -> anyhow::Result<()> {
     // The header, maps and the checks of every open (so a corrupt store
     // is reported here, not later); the degree statistics come from the
     // summary stored at save (computed once for older stores).
-    let live = crate::live::facts(&ctx.data, &a.name)?;
+    let (g, live) = crate::live::open_latest_with_facts(&ctx.data, &a.name)?;
     let changed = live.as_ref().is_some_and(|f| f.ops_since_base > 0);
-    let g = crate::live::open_latest(&ctx.data, &a.name)?;
     let m = g.meta();
     let st = match ctx.data.degree_summary(&a.name) {
         _ if changed => stats_of(&g, g.degree_summary()),

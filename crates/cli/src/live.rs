@@ -24,16 +24,10 @@ pub const DEFAULT_COMPACT_SHARE: f64 = 0.05;
 /// base when its log holds nothing newer, else the base with the log
 /// replayed (read-only; the writer may keep committing).
 pub fn open_latest(data: &DataDir, name: &str) -> anyhow::Result<Graph> {
-    let log = data.graph_dir(name).join(LOG_FILE);
-    if !log.exists() {
-        return Ok(data.open(name)?);
-    }
-    let (live, _) = LiveGraph::open(data, name, Access::Read)?;
-    let s = live.snapshot();
-    Ok(Arc::unwrap_or_clone(s.graph()?))
+    Ok(open_latest_with_facts(data, name)?.0)
 }
 
-/// The newest committed version's snapshot and log facts, for `info`.
+/// The newest committed version's log facts, for `info`.
 pub struct LiveFacts {
     pub version: u64,
     pub base_version: u64,
@@ -42,22 +36,27 @@ pub struct LiveFacts {
     pub log_records: u64,
 }
 
-/// [`LiveFacts`] of graph `name` (a graph without a log is its base).
-pub fn facts(data: &DataDir, name: &str) -> anyhow::Result<Option<LiveFacts>> {
+/// [`open_latest`] and, when the graph has a log, its [`LiveFacts`], from
+/// one replay of the log.
+pub fn open_latest_with_facts(
+    data: &DataDir,
+    name: &str,
+) -> anyhow::Result<(Graph, Option<LiveFacts>)> {
     let log = data.graph_dir(name).join(LOG_FILE);
     if !log.exists() {
-        return Ok(None);
+        return Ok((data.open(name)?, None));
     }
     let (live, open) = LiveGraph::open(data, name, Access::Read)?;
     let s = live.snapshot();
     let report = wal::inspect(&log)?;
-    Ok(Some(LiveFacts {
+    let facts = LiveFacts {
         version: s.version(),
         base_version: open.base_version,
         ops_since_base: s.ops_since_base(),
         log_bytes: report.bytes,
         log_records: report.records,
-    }))
+    };
+    Ok((Arc::unwrap_or_clone(s.graph()?), Some(facts)))
 }
 
 #[derive(Args, Debug)]
