@@ -49,6 +49,7 @@ pub mod lanes;
 pub mod manager;
 pub mod memory;
 pub mod output;
+pub mod request;
 pub mod scan;
 pub mod sched;
 pub mod snapshot;

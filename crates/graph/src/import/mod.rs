@@ -3,6 +3,7 @@
 //! optional node table) and the LDBC Graphalytics EVLP pair. All of them map
 //! external ids to dense internal ids in ascending external-id order (the
 //! "natural order") and hand an [`EdgeBuffer`] to [`crate::build`].
+pub mod arrays;
 pub mod csv_table;
 pub mod edgelist;
 pub mod graphalytics;
