@@ -74,6 +74,11 @@ impl JobOutput {
         &self.values
     }
 
+    /// The values, moved out (no copy).
+    pub fn into_values(self) -> Values {
+        self.values
+    }
+
     /// The snapshot the job ran on.
     pub fn snapshot(&self) -> &Arc<Snapshot> {
         &self.snapshot

@@ -30,7 +30,7 @@ pub mod wal;
 pub use error::{Result, StoreError};
 pub use live::LiveGraph;
 pub use lock::WriterLock;
-pub use open::{Access, CompactReport, OpenReport, LOG_FILE};
+pub use open::{open_latest, Access, CompactReport, OpenReport, LOG_FILE};
 pub use ops::Op;
 pub use tx::Transaction;
 pub use version::Snapshot;

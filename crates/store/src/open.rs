@@ -273,3 +273,15 @@ fn natural_ids(g: &Graph) -> plexus_graph::IdMap {
         }
     }
 }
+
+/// The newest committed version of the stored graph `name` as a [`Graph`]:
+/// the base file, memory-mapped, when the graph has no log, else the base
+/// with the log replayed (read-only: no lock is taken, a writer may be
+/// committing meanwhile).
+pub fn open_latest(data: &DataDir, name: &str) -> Result<Graph> {
+    if !data.graph_dir(name).join(LOG_FILE).exists() {
+        return Ok(data.open(name)?);
+    }
+    let (live, _) = LiveGraph::open(data, name, Access::Read)?;
+    Ok(Arc::unwrap_or_clone(live.snapshot().graph()?))
+}
