@@ -166,6 +166,12 @@ impl NativeGraph {
     #[pyo3(signature = (path, options))]
     fn read(py: Python<'_>, path: PathBuf, options: &Bound<'_, PyDict>) -> PyResult<Self> {
         let opts = import_options(options)?;
+        if path.as_os_str() != "-" && !path.exists() {
+            return Err(pyo3::exceptions::PyFileNotFoundError::new_err(format!(
+                "{}: no such file",
+                path.display()
+            )));
+        }
         let g = py
             .detach(|| plexus_graph::import_file(&path, &opts, &plexus_graph::NoProgress))
             .map_err(graph_err)?;

@@ -463,22 +463,38 @@ fn leaf_size(k: usize) -> usize {
 
 /// Raw (unscaled) sums over `sources`, split in halves down to leaves of
 /// `leaf` sources; the tree depends only on the source list.
-fn raw_sums(g: &Graph, sources: &[VertexId], leaf: usize) -> Vec<f64> {
+fn raw_sums(g: &Graph, sources: &[VertexId], leaf: usize, stop: &Stop) -> Vec<f64> {
     let n = g.num_vertices();
     if sources.len() <= leaf {
         let mut bc = vec![0.0; n];
         let mut scratch = Scratch::new(g);
         for &s in sources {
+            if stop.requested() {
+                break;
+            }
             scratch.accumulate(g, s, &mut bc);
         }
         return bc;
     }
     let (a, b) = sources.split_at(sources.len() / 2);
-    let (mut x, y) = rayon::join(|| raw_sums(g, a, leaf), || raw_sums(g, b, leaf));
+    let (mut x, y) = rayon::join(
+        || raw_sums(g, a, leaf, stop),
+        || raw_sums(g, b, leaf, stop),
+    );
     x.par_iter_mut()
         .zip(y.par_iter())
         .for_each(|(p, q)| *p += q);
     x
+}
+
+/// The calling thread's progress observer, read by the workers between
+/// sources (a stop request ends the run with [`AlgoError::Cancelled`]).
+struct Stop(Option<std::sync::Arc<dyn crate::progress::Observer>>);
+
+impl Stop {
+    fn requested(&self) -> bool {
+        self.0.as_ref().is_some_and(|o| o.cancel_requested())
+    }
 }
 
 /// Computes betweenness in parallel over sources.
@@ -492,7 +508,11 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
             &all
         }
     };
-    let raw = raw_sums(g, sources, leaf_size(sources.len()));
+    let stop = Stop(crate::progress::current());
+    let raw = raw_sums(g, sources, leaf_size(sources.len()), &stop);
+    if stop.requested() {
+        return Err(AlgoError::Cancelled);
+    }
     Ok(Output {
         centrality: rescale(g, cfg, sampled.as_deref(), raw),
         sources_used: sources.len(),
@@ -1340,7 +1360,7 @@ mod tests {
                         .collect();
                     let mut mean = vec![0.0; g.num_vertices()];
                     for s in &subsets {
-                        let raw = raw_sums(&g, s, leaf_size(k));
+                        let raw = raw_sums(&g, s, leaf_size(k), &Stop(None));
                         let got = rescale(&g, &cfg, Some(s), raw);
                         for (m, x) in mean.iter_mut().zip(got) {
                             *m += x / subsets.len() as f64;

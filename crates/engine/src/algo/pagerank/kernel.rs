@@ -475,6 +475,10 @@ pub(super) fn fused<C: Contribution, const GS: bool, const CHEB: bool, const BLO
     }
     while iterations < limit || replay {
         crate::progress::superstep(n as u64);
+        if crate::progress::cancel_requested() {
+            // `run` turns the partial result into `Cancelled`.
+            break;
+        }
         let started = trace_enabled().then(std::time::Instant::now);
         let prev: &[C] = &old;
         let step = match (replay, isolated) {

@@ -109,7 +109,20 @@ pub use self::reference::{check_on, reference, verify, DRIVER_RANK_BOUND};
 
 /// Runs PageRank (personalised when `cfg.personalization` is set) in
 /// parallel on the current rayon pool, with the fused in-memory kernel.
+///
+/// A progress observer's stop request (`progress::cancel_requested`, read
+/// once per iteration) ends the run with [`AlgoError::Cancelled`].
 pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
+    let o = run_uncancelled(g, cfg)?;
+    if crate::progress::cancel_requested() {
+        return Err(AlgoError::Cancelled);
+    }
+    Ok(o)
+}
+
+/// [`run`] without the final look at a stop request (kernels stop
+/// iterating early when one came).
+fn run_uncancelled(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
     let teleport = prepare(g, cfg)?;
     match cfg.method {
         Method::Push => return push(g, cfg, &teleport),
