@@ -68,7 +68,7 @@ def list_graphs(data_dir: Optional[str] = None) -> List[str]:
 
 def _in_notebook() -> bool:
     try:
-        from IPython import get_ipython  # type: ignore[import-not-found]
+        from IPython import get_ipython
     except ImportError:
         return False
     ip = get_ipython()
@@ -79,7 +79,7 @@ class _Bar:
     """A tqdm bar fed by the engine's superstep reports."""
 
     def __init__(self, name: str) -> None:
-        from tqdm.auto import tqdm  # type: ignore[import-untyped]
+        from tqdm.auto import tqdm
 
         self._bar = tqdm(desc=name, unit=" supersteps")
 
@@ -410,7 +410,7 @@ class Graph:
         ``iterations``.
 
         >>> r = plexus.from_edges([0, 1, 2], [1, 2, 0]).pagerank(damping=0.85)
-        >>> [round(x, 4) for x in r.rank]
+        >>> np.round(r.rank, 4).tolist()
         [0.3333, 0.3333, 0.3333]
         """
         kw.setdefault("tolerance", tol)
@@ -420,7 +420,7 @@ class Graph:
         """Personalised PageRank from ``source`` (``rank``).
 
         >>> r = plexus.from_edges([0, 1], [1, 0]).ppr(0)
-        >>> r.rank[0] > r.rank[1]
+        >>> bool(r.rank[0] > r.rank[1])
         True
         """
         kw.setdefault("tolerance", tol)
@@ -443,19 +443,22 @@ class Graph:
         return self.run("scc", **kw)
 
     def betweenness(self, k: Optional[int] = None, seed: Optional[int] = None, **kw: Any) -> Result:
-        """Betweenness centrality (``betweenness``), exact or from ``k``
-        sampled sources drawn by ``seed``.
+        """Betweenness centrality (``betweenness``), normalised as NetworkX's
+        default (by 1/((n-1)(n-2)), twice that for undirected graphs), exact
+        or from ``k`` sampled sources drawn by ``seed``.
 
         >>> plexus.from_edges([0, 1], [1, 2]).betweenness().betweenness.tolist()
-        [0.0, 1.0, 0.0]
+        [0.0, 0.5, 0.0]
         """
         return self.run("betweenness", samples=k, seed=seed, **kw)
 
     def triangles(self, **kw: Any) -> Result:
-        """Triangles through each vertex (``triangles``) and the total.
+        """Triangles through each vertex (the ``triangles`` column) and the
+        total (``summary["triangles"]``).
 
-        >>> plexus.from_edges([0, 1, 2], [1, 2, 0], directed=False).triangles().triangles
-        1
+        >>> r = plexus.from_edges([0, 1, 2], [1, 2, 0], directed=False).triangles()
+        >>> r.triangles.tolist(), r.summary["triangles"]
+        ([1, 1, 1], 1)
         """
         return self.run("triangles", **kw)
 
@@ -478,7 +481,8 @@ class Graph:
     def cdlp(self, iterations: Optional[int] = None, **kw: Any) -> Result:
         """Community detection by label propagation (``label``).
 
-        >>> plexus.from_edges([0, 2], [1, 3], directed=False).cdlp().communities
+        >>> tri = plexus.from_edges([0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 5, 3], directed=False)
+        >>> tri.cdlp().communities
         2
         """
         return self.run("cdlp", iterations=iterations, **kw)
@@ -594,6 +598,9 @@ def from_edges(
     nodes: Any = None,
     src_col: Optional[str] = None,
     dst_col: Optional[str] = None,
+    self_loops: str = "keep",
+    duplicates: str = "keep",
+    order: Optional[str] = None,
 ) -> Graph:
     """A graph from edge arrays: ``src[i] -> dst[i]`` with optional
     ``weights[i]`` (numpy arrays, pandas Series, pyarrow arrays or lists;
@@ -601,8 +608,10 @@ def from_edges(
     pyarrow Table, with ``src_col``, ``dst_col`` and ``weights`` naming its
     columns (default: the first two columns, no weights). ``nodes`` adds vertices (isolated
     ones included). Integer arrays are read in place; no Python loop runs
-    per edge. With ``name`` the graph is stored (and the stored graph
-    returned), else it stays in memory.
+    per edge. ``self_loops`` (keep, drop), ``duplicates`` (keep, drop, min,
+    sum) and ``order`` (auto, none, degree, rcm) are ``plexus import``'s
+    options of the same names. With ``name`` the graph is stored (and the
+    stored graph returned), else it stays in memory.
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"a": [1, 2], "b": [2, 3], "w": [0.5, 1.5]})
@@ -627,7 +636,9 @@ def from_edges(
         raise TypeError("from_edges needs src and dst (or a table as src)")
     s, d = _ids(src, "src"), _ids(dst, "dst")
     n = None if nodes is None else _ids(nodes, "nodes")
-    native = _plexus.NativeGraph.from_arrays(s, d, _weights(weights), n, directed)
+    native = _plexus.NativeGraph.from_arrays(
+        s, d, _weights(weights), n, directed, self_loops, duplicates, order
+    )
     g = Graph(native)
     if name is not None:
         return g.save(name, data_dir)

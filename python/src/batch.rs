@@ -174,7 +174,10 @@ pub fn run_batch<'py>(
             .iter()
             .map(|h| match h.wait(None) {
                 JobState::Done => h.take_result().map_err(|e| e.to_string()),
-                _ => Err(h.status().error.unwrap_or_else(|| "job did not finish".into())),
+                _ => Err(h
+                    .status()
+                    .error
+                    .unwrap_or_else(|| "job did not finish".into())),
             })
             .collect();
         mgr.shutdown();

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use plexus_graph::import::arrays::{from_arrays, EdgeArrays, IdArray};
-use plexus_jobs::{Snapshot, SnapshotId};
 use plexus_graph::{BuildOptions, DataDir, ExternalId, Graph, IdKind, IdMap, ImportOptions};
+use plexus_jobs::{Snapshot, SnapshotId};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -121,7 +121,8 @@ impl NativeGraph {
     /// Builds a graph from endpoint arrays (int64 numpy arrays or lists
     /// of str), optional float64 weights and optional extra vertices.
     #[staticmethod]
-    #[pyo3(signature = (src, dst, weights=None, nodes=None, directed=true))]
+    #[pyo3(signature = (src, dst, weights=None, nodes=None, directed=true, self_loops="keep", duplicates="keep", order=None))]
+    #[allow(clippy::too_many_arguments)]
     fn from_arrays(
         py: Python<'_>,
         src: &Bound<'_, PyAny>,
@@ -129,7 +130,20 @@ impl NativeGraph {
         weights: Option<PyReadonlyArray1<'_, f64>>,
         nodes: Option<&Bound<'_, PyAny>>,
         directed: bool,
+        self_loops: &str,
+        duplicates: &str,
+        order: Option<&str>,
     ) -> PyResult<Self> {
+        let named = |what: &str, e: String| PyValueError::new_err(format!("{what}: {e}"));
+        let mut opts = BuildOptions {
+            directed,
+            self_loops: self_loops.parse().map_err(|e| named("self_loops", e))?,
+            duplicates: duplicates.parse().map_err(|e| named("duplicates", e))?,
+            ..Default::default()
+        };
+        if let Some(o) = order {
+            opts.order = o.parse().map_err(|e| named("order", e))?;
+        }
         let (s, d) = (ids_of("src", src)?, ids_of("dst", dst)?);
         let n = nodes.map(|x| ids_of("nodes", x)).transpose()?;
         let (bs, bd) = (borrow("src", &s)?, borrow("dst", &d)?);
@@ -147,15 +161,11 @@ impl NativeGraph {
             weights: w,
             nodes: bn.as_ref().map(id_array),
         };
-        let opts = BuildOptions {
-            directed,
-            ..Default::default()
-        };
         // String slices point into Python str objects that `s`, `d` and
         // `n` keep alive; nothing touches them while the GIL is released.
         let g = py
             .detach(|| from_arrays(&arrays, &opts))
-        .map_err(graph_err)?;
+            .map_err(graph_err)?;
         Ok(NativeGraph::new(g, None))
     }
 
@@ -249,7 +259,10 @@ impl NativeGraph {
         let ids = self.graph().ids();
         let n = self.graph().num_vertices();
         Ok(match ids {
-            IdMap::Identity { .. } => (0..n as i64).collect::<Vec<i64>>().into_pyarray(py).into_any(),
+            IdMap::Identity { .. } => (0..n as i64)
+                .collect::<Vec<i64>>()
+                .into_pyarray(py)
+                .into_any(),
             IdMap::Str { .. } => {
                 let v: Vec<String> = (0..n as u32).map(|v| ids.external_string(v)).collect();
                 PyList::new(py, v)?.into_any()
@@ -338,6 +351,46 @@ impl NativeGraph {
             .map(|v| g.out_degree(v) as u64)
             .collect::<Vec<_>>()
             .into_pyarray(py)
+    }
+
+    /// Betweenness from explicit sources (positions; `None`: every
+    /// vertex), normalised or not as `algo::betweenness::Config` states.
+    /// For callers that must reproduce another library's sampled sources
+    /// (the NetworkX backend); `run("betweenness", ...)` draws its own.
+    #[pyo3(signature = (sources=None, normalized=true))]
+    fn betweenness_from<'py>(
+        &self,
+        py: Python<'py>,
+        sources: Option<PyReadonlyArray1<'py, u32>>,
+        normalized: bool,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        use plexus_engine::algo::betweenness;
+        let n = self.graph().num_vertices() as u32;
+        let sources = match &sources {
+            Some(a) => {
+                let s = a
+                    .as_slice()
+                    .map_err(|_| PyValueError::new_err("sources is not contiguous"))?
+                    .to_vec();
+                if let Some(bad) = s.iter().find(|&&v| v >= n) {
+                    return Err(PyValueError::new_err(format!(
+                        "source position {bad} is not below the vertex count {n}"
+                    )));
+                }
+                Some(s)
+            }
+            None => None,
+        };
+        let cfg = betweenness::Config {
+            sources,
+            normalized,
+            ..Default::default()
+        };
+        let g = self.graph();
+        let o = py
+            .detach(|| betweenness::run(g, &cfg))
+            .map_err(|e| crate::run::request_err(e.into()))?;
+        Ok(o.centrality.into_pyarray(py))
     }
 
     /// Runs `algorithm` with `params` (registry names); see `run.rs`.

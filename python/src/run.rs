@@ -50,16 +50,15 @@ fn float(name: &str, v: &Bound<'_, PyAny>) -> PyResult<f64> {
     if v.is_instance_of::<pyo3::types::PyBool>() {
         return Err(type_err(name, "a number", v));
     }
-    v.extract::<f64>().map_err(|_| type_err(name, "a number", v))
+    v.extract::<f64>()
+        .map_err(|_| type_err(name, "a number", v))
 }
 
 fn int(name: &str, v: &Bound<'_, PyAny>, max: u64) -> PyResult<u64> {
     if v.is_instance_of::<pyo3::types::PyBool>() {
         return Err(type_err(name, "an integer", v));
     }
-    let x: i128 = v
-        .extract()
-        .map_err(|_| type_err(name, "an integer", v))?;
+    let x: i128 = v.extract().map_err(|_| type_err(name, "an integer", v))?;
     if x < 0 || x > max as i128 {
         return Err(PyValueError::new_err(format!(
             "{name} must be an integer in 0..={max}, got {x}"
@@ -69,7 +68,8 @@ fn int(name: &str, v: &Bound<'_, PyAny>, max: u64) -> PyResult<u64> {
 }
 
 fn text(name: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
-    v.extract::<String>().map_err(|_| type_err(name, "a str", v))
+    v.extract::<String>()
+        .map_err(|_| type_err(name, "a str", v))
 }
 
 /// The request for `algorithm` with the keyword parameters `params`
@@ -91,8 +91,7 @@ pub(crate) fn request_of(
             "source" => {
                 r.source = Some(if let Ok(s) = v.extract::<String>() {
                     s
-                } else if !v.is_instance_of::<pyo3::types::PyBool>() && v.extract::<i64>().is_ok()
-                {
+                } else if !v.is_instance_of::<pyo3::types::PyBool>() && v.extract::<i64>().is_ok() {
                     v.extract::<i64>()?.to_string()
                 } else {
                     return Err(type_err(k, "a vertex id (int or str)", &v));

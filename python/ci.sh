@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the plexus Python package into a fresh virtualenv (what a user's
+# `pip install ./python` does) and runs its tests, the doc examples and
+# mypy. Called by .ci/run; run it from anywhere.
+#   PLEXUS_PY_VENV  the virtualenv to (re)use (default: target/py-venv)
+#   NX_SUITE=1      also run NetworkX's own test suite through the backend
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${PLEXUS_PY_VENV:-$PWD/target/py-venv}"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+py="$venv/bin/python"
+"$py" -m pip install -q --upgrade pip
+"$py" -m pip install -q maturin numpy pandas pyarrow networkx scipy pytest mypy igraph tqdm
+# The package's own build (maturin through pip), sharing the workspace's
+# target directory so the engine's crates are not compiled twice.
+CARGO_TARGET_DIR="$PWD/target" "$py" -m pip install -q --force-reinstall --no-deps ./python
+cd python
+"$py" -m pytest -q -p no:cacheprovider tests
+"$py" -m pytest -q -p no:cacheprovider --doctest-modules plexus/__init__.py
+"$py" -m mypy plexus/__init__.py plexus/_plexus.pyi
+if [ "${NX_SUITE:-0}" = 1 ] && [ -x tests/run_networkx_suite.sh ]; then
+  PYTHON="$py" tests/run_networkx_suite.sh
+fi
