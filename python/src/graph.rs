@@ -113,7 +113,7 @@ impl NativeGraph {
     fn open(py: Python<'_>, name: &str, data_dir: Option<PathBuf>) -> PyResult<Self> {
         let data = data_dir_checked(data_dir)?;
         let g = py
-            .detach(|| plexus_store::open_latest(&data, name))
+            .detach(|| crate::in_pool(|| plexus_store::open_latest(&data, name)))
             .map_err(store_err)?;
         Ok(NativeGraph::new(g, Some(name.to_string())))
     }
@@ -164,7 +164,7 @@ impl NativeGraph {
         // String slices point into Python str objects that `s`, `d` and
         // `n` keep alive; nothing touches them while the GIL is released.
         let g = py
-            .detach(|| from_arrays(&arrays, &opts))
+            .detach(|| crate::in_pool(|| from_arrays(&arrays, &opts)))
             .map_err(graph_err)?;
         Ok(NativeGraph::new(g, None))
     }
@@ -183,7 +183,11 @@ impl NativeGraph {
             )));
         }
         let g = py
-            .detach(|| plexus_graph::import_file(&path, &opts, &plexus_graph::NoProgress))
+            .detach(|| {
+                crate::in_pool(|| {
+                    plexus_graph::import_file(&path, &opts, &plexus_graph::NoProgress)
+                })
+            })
             .map_err(graph_err)?;
         Ok(NativeGraph::new(g, None))
     }
@@ -388,7 +392,7 @@ impl NativeGraph {
         };
         let g = self.graph();
         let o = py
-            .detach(|| betweenness::run(g, &cfg))
+            .detach(|| crate::in_pool(|| betweenness::run(g, &cfg)))
             .map_err(|e| crate::run::request_err(e.into()))?;
         Ok(o.centrality.into_pyarray(py))
     }

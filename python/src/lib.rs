@@ -21,6 +21,29 @@ create_exception!(
     "An error of the plexus engine or store (a corrupt or locked store, an I/O failure)."
 );
 
+/// Runs `f` in the package's worker pool: one thread per CPU the process
+/// may use (`$PLEXUS_THREADS` to change), each pinned as the CLI pins its
+/// pool. Kernels run inside it so their parallel loops start from a worker,
+/// not from a foreign thread that would wait on every one. Where no pool
+/// can be built, `f` runs on rayon's global pool.
+pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        let threads = std::env::var("PLEXUS_THREADS")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        plexus_engine::affinity::PoolPinning::new(threads, None)
+            .builder()
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
 /// A graph-crate error as the Python exception users expect: a missing
 /// graph or file is `FileNotFoundError`, bad input or arguments
 /// `ValueError`, anything else `PlexusError`.

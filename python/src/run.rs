@@ -195,7 +195,7 @@ fn compute(
     let joined = std::thread::scope(|s| {
         let obs: Arc<dyn Observer> = watch.clone();
         let h = s.spawn(move || {
-            let r = observe(obs, || request::execute(g, resolved, verify));
+            let r = crate::in_pool(|| observe(obs, || request::execute(g, resolved, verify)));
             let _ = tx.send(());
             r
         });
