@@ -18,8 +18,8 @@ py="$venv/bin/python"
 CARGO_TARGET_DIR="$PWD/target" "$py" -m pip install -q --force-reinstall --no-deps ./python
 cd python
 "$py" -m pytest -q -p no:cacheprovider tests
-"$py" -m pytest -q -p no:cacheprovider --doctest-modules plexus/__init__.py
-"$py" -m mypy plexus/__init__.py plexus/_plexus.pyi
+"$py" -m pytest -q -p no:cacheprovider --doctest-modules plexus/__init__.py plexus/backend.py
+"$py" -m mypy plexus/__init__.py plexus/backend.py plexus/_plexus.pyi
 if [ "${NX_SUITE:-0}" = 1 ] && [ -x tests/run_networkx_suite.sh ]; then
   PYTHON="$py" tests/run_networkx_suite.sh
 fi

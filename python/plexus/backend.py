@@ -613,8 +613,8 @@ def _pagerank_refusal(G: PlexusGraph, alpha: Any, personalization: Any, max_iter
 
 def single_source_shortest_path_length(G: PlexusGraph, source: Any, cutoff: Optional[float] = None) -> Dict[Any, int]:
     """``nx.single_source_shortest_path_length``: hop distances from
-    ``source`` (engine BFS, or n-hop with ``cutoff``), in NetworkX's
-    breadth-first order.
+    ``source`` (engine BFS, or n-hop with ``cutoff``), keyed layer by layer
+    (within a layer in node order, where NetworkX lists its search order).
 
     >>> nx.single_source_shortest_path_length(nx.path_graph(5), 1, cutoff=1, backend="plexus")
     {1: 0, 0: 1, 2: 1}
@@ -625,13 +625,13 @@ def single_source_shortest_path_length(G: PlexusGraph, source: Any, cutoff: Opti
     else:
         limit = 0 if cutoff <= 0 else math.ceil(cutoff)
     depth = _depths(G, [s], limit)
-    layers, _ = _bfs_layers(G, [s], depth)
+    # Keys by depth, then by node order (NetworkX's dict lists them in its
+    # search order within a layer: equal as a dict, and this costs a sort
+    # of the reached vertices instead of one of the arcs).
+    reached = np.flatnonzero(depth >= 0)
+    reached = reached[np.argsort(depth[reached], kind="stable")]
     nodes = G.nodes
-    out: Dict[Any, int] = {}
-    for d, layer in enumerate(layers):
-        for v in layer.tolist():
-            out[nodes[v]] = d
-    return out
+    return dict(zip([nodes[v] for v in reached.tolist()], depth[reached].tolist()))
 
 
 def _bfs_edge_list(G: PlexusGraph, source: Any, depth_limit: Any) -> List[Tuple[Any, Any]]:
