@@ -11,6 +11,9 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 py="$venv/bin/python"
+# The native crate is a workspace of its own: its format and lints here.
+cargo fmt --manifest-path python/Cargo.toml -- --check
+CARGO_TARGET_DIR="$PWD/target" cargo clippy -q --manifest-path python/Cargo.toml --release -- -D warnings
 "$py" -m pip install -q --upgrade pip
 "$py" -m pip install -q maturin numpy pandas pyarrow networkx scipy pytest mypy igraph tqdm
 # The package's own build (maturin through pip), sharing the workspace's

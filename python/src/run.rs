@@ -199,11 +199,7 @@ fn compute(
             let _ = tx.send(());
             r
         });
-        loop {
-            match rx.recv_timeout(POLL) {
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                _ => break,
-            }
+        while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(POLL) {
             if pending.is_some() {
                 continue;
             }

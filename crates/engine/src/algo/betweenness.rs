@@ -477,10 +477,7 @@ fn raw_sums(g: &Graph, sources: &[VertexId], leaf: usize, stop: &Stop) -> Vec<f6
         return bc;
     }
     let (a, b) = sources.split_at(sources.len() / 2);
-    let (mut x, y) = rayon::join(
-        || raw_sums(g, a, leaf, stop),
-        || raw_sums(g, b, leaf, stop),
-    );
+    let (mut x, y) = rayon::join(|| raw_sums(g, a, leaf, stop), || raw_sums(g, b, leaf, stop));
     x.par_iter_mut()
         .zip(y.par_iter())
         .for_each(|(p, q)| *p += q);
