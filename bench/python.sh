@@ -56,6 +56,18 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 CARGO_TARGET_DIR="$PWD/target" "$venv/bin/pip" install -q --force-reinstall --no-deps ./python
 py="$venv/bin/python"
+# nx-parallel 0.3 (the newest on PyPI) does not import under NetworkX 3.6
+# (it imports a private helper 3.6 removed): its cells run in a venv of
+# their own with the newest NetworkX it imports under (3.5), and say so.
+pypar="$py"
+if [[ " $backends " == *" parallel "* ]] && ! "$py" -c 'import nx_parallel' 2>/dev/null; then
+    parvenv="${PLEXUS_BENCH_NXPAR_VENV:-$PWD/bench/out/py-venv-nxparallel}"
+    if [ ! -x "$parvenv/bin/python" ]; then
+        python3 -m venv "$parvenv"
+        "$parvenv/bin/pip" install -q "networkx==3.5" nx-parallel numpy pandas scipy
+    fi
+    pypar="$parvenv/bin/python"
+fi
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
 
 directed_of() { case "$1" in kron*) echo undirected ;; *) echo directed ;; esac; }
@@ -91,7 +103,8 @@ for g in $graphs; do
     d=$(directed_of "$g")
     for b in $backends; do
         echo "== $g $b" >&2
-        "$py" bench/peers/py_backends.py nx "$f" "$d" "$b" "${kernels// /,}" "$repeat" "$timeout" \
+        runner="$py"; [ "$b" = parallel ] && runner="$pypar"
+        "$runner" bench/peers/py_backends.py nx "$f" "$d" "$b" "${kernels// /,}" "$repeat" "$timeout" \
             | sed "s/^{/{\"graph\": \"$g\", \"cell\": \"nx\", /" >> "$res" \
             || echo "{\"graph\": \"$g\", \"cell\": \"nx\", \"backend\": \"$b\", \"failed\": true}" >> "$res"
     done

@@ -51,6 +51,10 @@ def main(path):
             ratio = f"{min(others) / p:.1f}×" if p and others else "–"
             print(f"| {g} | {KERNELS.get(k, k)} | " + " | ".join(out) + f" | {ratio} |")
     print("\nBackend cells: first call (with conversion) / median of the cached calls.")
+    versions = {}
+    for r in nx:
+        versions.setdefault(r["backend"], r.get("networkx"))
+    print("NetworkX version per column: " + ", ".join(f"{b} {v}" for b, v in versions.items()) + ".")
     print("\n| graph | backend | peak RSS MiB | RSS before kernels MiB | NetworkX graph build |")
     print("|---|---|---|---|---|")
     seen = set()
