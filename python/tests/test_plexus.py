@@ -433,11 +433,14 @@ def test_ctrl_c_cancels_with_keyboard_interrupt():
         """
     )
     p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout is not None
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(0.5)
-    os.kill(p.pid, signal.SIGINT)
-    out, _ = p.communicate(timeout=60)
+    try:
+        assert p.stdout is not None
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        os.kill(p.pid, signal.SIGINT)
+        out, _ = p.communicate(timeout=60)
+    finally:
+        p.kill()
     assert p.returncode == 0, out
     assert "interrupted" in out
 
