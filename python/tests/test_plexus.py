@@ -477,3 +477,12 @@ def test_batch_matches_single_runs(tmp_path):
         plexus.batch([{"algorithm": "triangles", "graph": g}])
     with pytest.raises(ValueError, match="distinct"):
         plexus.batch([{"algorithm": "wcc", "graph": g, "name": "a"}] * 2)
+
+
+def test_progress_bar_with_tqdm(capsys):
+    pytest.importorskip("tqdm")
+    g = big_graph()
+    r = g.pagerank(iterations=100, method="jacobi", progress=True)
+    assert r.iterations == 100
+    err = capsys.readouterr().err
+    assert "pagerank" in err and "supersteps" in err
