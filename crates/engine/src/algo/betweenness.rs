@@ -1587,4 +1587,20 @@ mod tests {
             prop_assert!(checked.is_ok(), "{:?}", checked);
         }
     }
+
+    #[test]
+    fn a_stop_request_ends_the_sources_with_cancelled() {
+        struct Stop;
+        impl crate::progress::Observer for Stop {
+            fn superstep(&self, _active: u64) {}
+            fn cancel_requested(&self) -> bool {
+                true
+            }
+        }
+        let edges: Vec<(VertexId, VertexId)> = (0..64).map(|v| (v, (v * 5 + 1) % 64)).collect();
+        let g = graph(64, &edges, true);
+        let r = crate::progress::observe(std::sync::Arc::new(Stop), || run(&g, &Config::default()));
+        assert_eq!(r, Err(AlgoError::Cancelled));
+        assert!(run(&g, &Config::default()).is_ok());
+    }
 }

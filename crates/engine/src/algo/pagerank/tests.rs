@@ -922,3 +922,33 @@ proptest! {
         same_bits_at_every_thread_count(&g, &cfg, &first)?;
     }
 }
+
+/// An observer that asks to stop once `.1` supersteps have started.
+struct StopAfter(std::sync::atomic::AtomicU64, u64);
+
+impl crate::progress::Observer for StopAfter {
+    fn superstep(&self, _active: u64) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn cancel_requested(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed) >= self.1
+    }
+}
+
+#[test]
+fn a_stop_request_ends_the_iteration_with_cancelled() {
+    let edges: Vec<(u32, u32)> = (0..500u32).map(|v| (v, (v * 7 + 1) % 500)).collect();
+    let g = Graph::from_edges(500, &edges, &BuildOptions::directed()).expect("valid edges");
+    for method in [Method::Jacobi, Method::GaussSeidel] {
+        let cfg = Config {
+            iterations: Some(1000),
+            method,
+            ..Default::default()
+        };
+        let stop = std::sync::Arc::new(StopAfter(Default::default(), 3));
+        let r = crate::progress::observe(stop.clone(), || run(&g, &cfg));
+        assert_eq!(r, Err(AlgoError::Cancelled), "{method:?}");
+        assert_eq!(stop.0.load(std::sync::atomic::Ordering::Relaxed), 3);
+        assert_eq!(run(&g, &cfg).expect("no observer").iterations, 1000);
+    }
+}
