@@ -57,14 +57,15 @@ fi
 CARGO_TARGET_DIR="$PWD/target" "$venv/bin/pip" install -q --force-reinstall --no-deps ./python
 py="$venv/bin/python"
 # nx-parallel 0.3 (the newest on PyPI) does not import under NetworkX 3.6
-# (it imports a private helper 3.6 removed): its cells run in a venv of
-# their own with the newest NetworkX it imports under (3.5), and say so.
+# (it imports a private helper 3.6 removed), and its betweenness fails under
+# 3.5 (a private helper's signature changed): its cells run in a venv of
+# their own with NetworkX 3.4.2, and the table says so.
 pypar="$py"
 if [[ " $backends " == *" parallel "* ]] && ! "$py" -c 'import nx_parallel' 2>/dev/null; then
     parvenv="${PLEXUS_BENCH_NXPAR_VENV:-$PWD/bench/out/py-venv-nxparallel}"
     if [ ! -x "$parvenv/bin/python" ]; then
         python3 -m venv "$parvenv"
-        "$parvenv/bin/pip" install -q "networkx==3.5" nx-parallel numpy pandas scipy
+        "$parvenv/bin/pip" install -q "networkx==3.4.2" nx-parallel numpy pandas scipy
     fi
     pypar="$parvenv/bin/python"
 fi

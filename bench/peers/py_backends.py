@@ -119,6 +119,8 @@ def nx_cell(path: str, directed: bool, backend: str, kernels: list, repeat: int,
             row["timeout"] = timeout
         except NotImplementedError as e:
             row["unsupported"] = str(e).splitlines()[0][:200]
+        except Exception as e:  # a peer's own failure: recorded, the next kernel runs
+            row["error"] = f"{type(e).__name__}: {e}"[:200]
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         row["peak_mib"] = peak_mib()

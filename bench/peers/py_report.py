@@ -35,6 +35,8 @@ def main(path):
                     out.append(f"> {r['timeout']:.0f} s")
                 elif "unsupported" in r:
                     out.append("n/a")
+                elif "error" in r:
+                    out.append("fails")
                 elif b in ("networkx",):
                     out.append(fmt(r.get("cached") or r["first"]))
                 else:
@@ -42,7 +44,7 @@ def main(path):
             p = by.get("plexus", {}).get("cached")
             others = []
             for b, r in by.items():
-                if b == "plexus" or "unsupported" in r:
+                if b == "plexus" or "unsupported" in r or "error" in r:
                     continue
                 if "timeout" in r:
                     others.append(r["timeout"])
