@@ -35,7 +35,7 @@ from collections import Counter
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 import numpy as np
-import networkx as nx  # type: ignore[import-untyped]
+import networkx as nx
 
 import plexus
 
@@ -242,6 +242,20 @@ class PlexusGraph:
                 raise KeyError(name)
             self._facts[name] = val
         return self._facts[name]
+
+    def node_array(self) -> np.ndarray:
+        """The nodes as a numpy object array (built once), so results map
+        back by fancy indexing instead of a Python loop.
+
+        >>> convert_from_nx(nx.path_graph(3)).node_array().tolist()
+        [0, 1, 2]
+        """
+        if "node_array" not in self._facts:
+            arr = np.empty(len(self.nodes), dtype=object)
+            for i, v in enumerate(self.nodes):  # tuples stay elements
+                arr[i] = v
+            self._facts["node_array"] = arr
+        return self._facts["node_array"]
 
     def weight_values(self, attr: Optional[str]) -> Optional[_Weights]:
         """The arc weights of edge attribute ``attr`` (default 1 where an
@@ -513,7 +527,15 @@ def _position(G: PlexusGraph, source: Any, error: Callable[[], Exception]) -> in
 
 def _uniform_rows(G: PlexusGraph, w: _Weights) -> bool:
     """Whether every node's out-arcs carry one positive finite weight (then
-    weighted PageRank's transition matrix is the unweighted one)."""
+    weighted PageRank's transition matrix is the unweighted one); computed
+    once per weight array of a converted graph."""
+    key = f"uniform_rows:{id(w)}"
+    if key not in G._facts:
+        G._facts[key] = (w, _uniform_rows_of(G, w))
+    return bool(G._facts[key][1])
+
+
+def _uniform_rows_of(G: PlexusGraph, w: _Weights) -> bool:
     vals = w.values
     if len(vals) == 0:
         return True
@@ -630,8 +652,7 @@ def single_source_shortest_path_length(G: PlexusGraph, source: Any, cutoff: Opti
     # of the reached vertices instead of one of the arcs).
     reached = np.flatnonzero(depth >= 0)
     reached = reached[np.argsort(depth[reached], kind="stable")]
-    nodes = G.nodes
-    return dict(zip([nodes[v] for v in reached.tolist()], depth[reached].tolist()))
+    return dict(zip(G.node_array()[reached].tolist(), depth[reached].tolist()))
 
 
 def _bfs_edge_list(G: PlexusGraph, source: Any, depth_limit: Any) -> List[Tuple[Any, Any]]:
@@ -829,7 +850,7 @@ def betweenness_centrality(
     if sampled and _HAS_SOURCES and not endpoints:
         # NetworkX's own sample (the same call on the same node list), then
         # Brandes from exactly those sources, rescaled as NetworkX's _rescale.
-        rng = seed if seed is not None else random._inst  # type: ignore[attr-defined]
+        rng = seed if seed is not None else random._inst
         picked = rng.sample(list(G.nodes), int(k or 0))
         pos = np.fromiter((G.index[v] for v in picked), dtype=np.uint32, count=len(picked))
         vals = g._g.betweenness_from(pos, bool(normalized))
