@@ -238,7 +238,7 @@ pub struct Resolved {
 }
 
 /// Refuses parameters `entry` does not take and executors that do not run it.
-fn check_options(entry: &'static Entry, a: &RunRequest) -> Result<(), RequestError> {
+pub fn check_options(entry: &'static Entry, a: &RunRequest) -> Result<(), RequestError> {
     for (opt, given) in a.given() {
         if !given || entry.takes(opt) {
             continue;
@@ -450,7 +450,13 @@ type Columns = Vec<(&'static str, Column)>;
 pub fn execute(g: &Graph, p: &Resolved, verify: bool) -> Result<Outcome, RequestError> {
     let ex = match p.req.executor {
         ExecutorKind::Scan => Exec::Scan(ScanExecutor::for_machine(g)),
-        _ => Exec::Memory,
+        ExecutorKind::Memory => Exec::Memory,
+        other => {
+            return Err(RequestError::Executor(format!(
+                "the {} executor does not run on an in-memory graph",
+                other.name()
+            )))
+        }
     };
     let mut r = Run {
         g,
