@@ -1,0 +1,484 @@
+//! The stored graph as the out-of-core executor sees it: the header, the
+//! O(n) per-vertex arrays read once into memory (offsets, the natural-id
+//! permutation), and the O(m) arrays (neighbours, weights) left on disk,
+//! read with `pread` by page ranges and then dropped from the page cache
+//! (`posix_fadvise(DONTNEED)`), so that the cache never holds the graph.
+//!
+//! The file is never mapped: [`plexus_graph::store::read_header`] reads the
+//! header's bytes, and everything else goes through [`StoredGraph::read_at`].
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use bytemuck::Pod;
+use plexus_engine::program::GraphView;
+use plexus_graph::store::{read_header, SectionEntry, SectionKind};
+use plexus_graph::{GraphMeta, VertexId, VertexOrder, Weight, WeightStats};
+
+use crate::error::{OocError, Result};
+
+/// Bytes of one page: the unit of every adjacency read.
+pub const PAGE: u64 = 4096;
+
+/// Bytes read per `pread` when a whole array is streamed (offsets, weight
+/// facts).
+const STREAM_BYTES: usize = 1 << 20;
+
+/// One direction of the stored edges: offsets in memory, neighbours and
+/// weights on disk.
+#[derive(Debug)]
+pub(crate) struct Side {
+    /// `n + 1` offsets into the neighbour array.
+    pub offsets: Vec<u64>,
+    /// File offset of the neighbour section (`u32` elements).
+    pub targets: u64,
+    /// File offset of the weight section (`f64` elements), when weighted.
+    pub weights: Option<u64>,
+}
+
+impl Side {
+    /// The element range of `v`'s list.
+    #[inline]
+    pub fn range(&self, v: VertexId) -> (u64, u64) {
+        (self.offsets[v as usize], self.offsets[v as usize + 1])
+    }
+}
+
+/// Counters of what the executor read from the graph file.
+#[derive(Debug, Default)]
+pub struct IoCounters {
+    /// Adjacency bytes read (whole pages).
+    pub bytes: AtomicU64,
+    /// Adjacency pages read.
+    pub pages: AtomicU64,
+    /// `pread` calls for adjacency.
+    pub reads: AtomicU64,
+    /// Nanoseconds spent in adjacency `pread`s.
+    pub nanos: AtomicU64,
+    /// Bytes read once for the per-vertex arrays and the graph's facts.
+    pub setup_bytes: AtomicU64,
+}
+
+/// A stored `graph.plx` opened for out-of-core reading.
+#[derive(Debug)]
+pub struct StoredGraph {
+    path: PathBuf,
+    file: File,
+    file_len: u64,
+    n: usize,
+    m: u64,
+    meta: GraphMeta,
+    out: Side,
+    /// In-edges of a directed graph (`None`: the out-edges serve).
+    inc: Option<Side>,
+    /// Natural id of each internal id when the store applied an order.
+    natural: Option<Vec<VertexId>>,
+    weight_stats: OnceLock<Option<WeightStats>>,
+    strictly_increasing: OnceLock<bool>,
+    pub(crate) io: IoCounters,
+    /// The first I/O error met where no error can be returned (a
+    /// [`GraphView`] method, a superstep); see [`StoredGraph::take_fault`].
+    fault: Mutex<Option<OocError>>,
+}
+
+impl StoredGraph {
+    /// Opens `path` (a `graph.plx`): reads and checks the header, checks
+    /// that every section lies inside the file, and reads the offsets (and
+    /// the natural-id permutation of a reordered store) into memory. The
+    /// neighbour and weight arrays are not read.
+    pub fn open(path: &Path) -> Result<Self> {
+        let h = read_header(path)?;
+        let file = File::open(path).map_err(|e| OocError::io(path, e))?;
+        let file_len = file.metadata().map_err(|e| OocError::io(path, e))?.len();
+        advise(&file, 0, 0, libc::POSIX_FADV_RANDOM).map_err(|e| OocError::io(path, e))?;
+        let n = usize::try_from(h.num_vertices)
+            .ok()
+            .filter(|&n| n < u32::MAX as usize)
+            .ok_or_else(|| OocError::corrupt(path, "vertex count exceeds 32-bit ids"))?;
+        let m = h.num_arcs;
+        let find = |k: SectionKind, elem: u64, len: Option<u64>| -> Result<SectionEntry> {
+            let e = h
+                .sections
+                .iter()
+                .find(|e| e.kind == k)
+                .copied()
+                .ok_or_else(|| OocError::corrupt(path, format!("missing section {}", k.name())))?;
+            let fits = e.offset % PAGE == 0
+                && e.offset
+                    .checked_add(e.len_bytes)
+                    .is_some_and(|end| end <= file_len);
+            let sized = len.is_none_or(|l| l.checked_mul(elem) == Some(e.len_bytes));
+            if !fits || !sized {
+                return Err(OocError::corrupt(
+                    path,
+                    format!(
+                        "section {} ({} bytes at offset {}) does not fit the {}-byte file or its length",
+                        k.name(),
+                        e.len_bytes,
+                        e.offset,
+                        file_len
+                    ),
+                ));
+            }
+            Ok(e)
+        };
+        let mut g = StoredGraph {
+            path: path.to_path_buf(),
+            file,
+            file_len,
+            n,
+            m,
+            meta: h.meta.clone(),
+            out: Side {
+                offsets: Vec::new(),
+                targets: 0,
+                weights: None,
+            },
+            inc: None,
+            natural: None,
+            weight_stats: OnceLock::new(),
+            strictly_increasing: OnceLock::new(),
+            io: IoCounters::default(),
+            fault: Mutex::new(None),
+        };
+        use SectionKind::*;
+        let side = |o: SectionKind, t: SectionKind, w: SectionKind| -> Result<Side> {
+            let oe = find(o, 8, Some(n as u64 + 1))?;
+            let te = find(t, 4, Some(m))?;
+            let we = match h.meta.weighted {
+                true => Some(find(w, 8, Some(m))?.offset),
+                false => None,
+            };
+            let offsets: Vec<u64> = g.read_array(oe.offset, n + 1)?;
+            if offsets.first() != Some(&0)
+                || offsets.last() != Some(&m)
+                || offsets.windows(2).any(|w| w[0] > w[1])
+            {
+                return Err(OocError::corrupt(
+                    path,
+                    format!("section {} is not non-decreasing from 0 to {m}", o.name()),
+                ));
+            }
+            Ok(Side {
+                offsets,
+                targets: te.offset,
+                weights: we,
+            })
+        };
+        let out = side(OutOffsets, OutTargets, OutWeights)?;
+        let inc = match h.meta.directed {
+            true => Some(side(InOffsets, InSources, InWeights)?),
+            false => None,
+        };
+        let natural = match h.meta.order {
+            VertexOrder::None => None,
+            _ => {
+                let e = find(OldOfNew, 4, Some(n as u64))?;
+                let xs: Vec<u32> = g.read_array(e.offset, n)?;
+                if xs.iter().any(|&x| x as usize >= n) {
+                    return Err(OocError::corrupt(
+                        path,
+                        "section old-of-new holds an id >= n",
+                    ));
+                }
+                Some(xs)
+            }
+        };
+        g.out = out;
+        g.inc = inc;
+        g.natural = natural;
+        Ok(g)
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The graph's metadata (directed, weighted, order, self-loops).
+    pub fn meta(&self) -> &GraphMeta {
+        &self.meta
+    }
+
+    /// The out-edges.
+    pub(crate) fn out(&self) -> &Side {
+        &self.out
+    }
+
+    /// The in-edges (the out-edges of an undirected graph).
+    pub(crate) fn inc(&self) -> &Side {
+        self.inc.as_ref().unwrap_or(&self.out)
+    }
+
+    /// Bytes of the per-vertex arrays this value holds in memory.
+    pub fn resident_bytes(&self) -> u64 {
+        let sides = 1 + u64::from(self.inc.is_some());
+        sides * 8 * (self.n as u64 + 1) + self.natural.as_ref().map_or(0, |x| 4 * x.len() as u64)
+    }
+
+    /// Bytes of adjacency (neighbours and weights, both directions of a
+    /// directed graph) in the file.
+    pub fn adjacency_bytes(&self) -> u64 {
+        let per_arc = 4 + if self.meta.weighted { 8 } else { 0 };
+        let sides = 1 + u64::from(self.inc.is_some());
+        sides * per_arc * self.m
+    }
+
+    /// Reads `len` elements of `T` at byte `offset`, streaming and dropping
+    /// the pages from the cache as it goes.
+    pub(crate) fn read_array<T: Pod>(&self, offset: u64, len: usize) -> Result<Vec<T>> {
+        let mut v = vec![T::zeroed(); len];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
+        for (i, chunk) in bytes.chunks_mut(STREAM_BYTES).enumerate() {
+            let at = offset + (i * STREAM_BYTES) as u64;
+            self.file
+                .read_exact_at(chunk, at)
+                .map_err(|e| OocError::io(&self.path, e))?;
+            self.drop_cache(at, chunk.len() as u64);
+            self.io
+                .setup_bytes
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        }
+        Ok(v)
+    }
+
+    /// Reads whole pages into `buf` (whose length is a multiple of
+    /// [`PAGE`]) from byte `offset` (a multiple of [`PAGE`]); bytes past the
+    /// end of the file read as zeros. Counts the pages and the time.
+    pub(crate) fn read_pages(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let t = Instant::now();
+        let avail = self.file_len.saturating_sub(offset).min(buf.len() as u64) as usize;
+        let (head, tail) = buf.split_at_mut(avail);
+        self.file
+            .read_exact_at(head, offset)
+            .map_err(|e| OocError::io(&self.path, e))?;
+        tail.fill(0);
+        let io = &self.io;
+        io.nanos
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        io.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        io.pages
+            .fetch_add(buf.len() as u64 / PAGE, Ordering::Relaxed);
+        io.reads.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Asks the kernel to drop `len` bytes from `offset` out of the page
+    /// cache (best effort: a failure only costs memory).
+    pub(crate) fn drop_cache(&self, offset: u64, len: u64) {
+        let _ = advise(&self.file, offset, len, libc::POSIX_FADV_DONTNEED);
+    }
+
+    /// Records `e` as the executor's fault unless one is recorded already.
+    pub(crate) fn record(&self, e: OocError) {
+        let mut f = self.fault.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(e);
+        }
+    }
+
+    /// Whether a fault was recorded.
+    pub(crate) fn faulted(&self) -> bool {
+        self.fault
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// Takes the first I/O error met where none could be returned (a
+    /// superstep, a weight fact). After one, supersteps do nothing and the
+    /// algorithm's result is meaningless: callers check this after a run.
+    pub fn take_fault(&self) -> Option<OocError> {
+        self.fault.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// The weight facts, streamed once over the out-weights in the blocks
+    /// the in-memory graph sums in (so the sum is bit-identical).
+    fn compute_weight_stats(&self) -> Result<Option<WeightStats>> {
+        const BLOCK: usize = 1 << 14;
+        let Some(at) = self.out.weights else {
+            return Ok(None);
+        };
+        let mut blocks: Vec<(Option<usize>, f64, u64, f64)> = Vec::new();
+        let per_read = STREAM_BYTES / 8;
+        let mut buf = vec![0f64; per_read];
+        let mut done = 0usize;
+        while (done as u64) < self.m {
+            let len = per_read.min(self.m as usize - done);
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf[..len]);
+            let off = at + 8 * done as u64;
+            self.file
+                .read_exact_at(bytes, off)
+                .map_err(|e| OocError::io(&self.path, e))?;
+            self.drop_cache(off, 8 * len as u64);
+            for (b, ws) in buf[..len].chunks(BLOCK).enumerate() {
+                let first = done + b * BLOCK;
+                let bad = ws.iter().position(|w| w.is_nan() || *w < 0.0);
+                let (mut sum, mut count, mut max) = (0.0, 0u64, 0.0f64);
+                for &w in ws {
+                    if w.is_finite() {
+                        sum += w;
+                        count += 1;
+                        max = max.max(w);
+                    }
+                }
+                blocks.push((bad.map(|i| first + i), sum, count, max));
+            }
+            done += len;
+        }
+        Ok(Some(WeightStats {
+            first_invalid: blocks.iter().find_map(|b| b.0),
+            finite_sum: blocks.iter().map(|b| b.1).sum(),
+            finite_count: blocks.iter().map(|b| b.2).sum(),
+            max_finite: blocks.iter().map(|b| b.3).fold(0.0, f64::max),
+        }))
+    }
+
+    /// Whether every out-list is strictly increasing, streamed once.
+    fn compute_strictly_increasing(&self) -> Result<bool> {
+        let per_read = STREAM_BYTES / 4;
+        let mut buf = vec![0u32; per_read];
+        let offs = &self.out.offsets;
+        let (mut v, mut prev, mut done) = (0usize, 0u32, 0u64);
+        while done < self.m {
+            let len = per_read.min((self.m - done) as usize);
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf[..len]);
+            let off = self.out.targets + 4 * done;
+            self.file
+                .read_exact_at(bytes, off)
+                .map_err(|e| OocError::io(&self.path, e))?;
+            self.drop_cache(off, 4 * len as u64);
+            for (i, &t) in buf[..len].iter().enumerate() {
+                let e = done + i as u64;
+                while offs[v + 1] <= e {
+                    v += 1;
+                }
+                if e > offs[v] && t <= prev {
+                    return Ok(false);
+                }
+                prev = t;
+            }
+            done += len as u64;
+        }
+        Ok(true)
+    }
+
+    /// Computes the weight facts and duplicate-freedom now, so that their
+    /// I/O errors are returned here rather than recorded as a fault.
+    pub fn prepare_facts(&self) -> Result<()> {
+        if self.weight_stats.get().is_none() {
+            let s = self.compute_weight_stats()?;
+            let _ = self.weight_stats.set(s);
+        }
+        if self.strictly_increasing.get().is_none() {
+            let s = self.compute_strictly_increasing()?;
+            let _ = self.strictly_increasing.set(s);
+        }
+        Ok(())
+    }
+}
+
+impl GraphView for StoredGraph {
+    fn num_vertices(&self) -> usize {
+        self.n
+    }
+    fn num_arcs(&self) -> u64 {
+        self.m
+    }
+    fn is_directed(&self) -> bool {
+        self.meta.directed
+    }
+    fn is_weighted(&self) -> bool {
+        self.meta.weighted
+    }
+    #[inline]
+    fn out_degree(&self, v: VertexId) -> usize {
+        let (a, b) = self.out.range(v);
+        (b - a) as usize
+    }
+    #[inline]
+    fn in_degree(&self, v: VertexId) -> usize {
+        let (a, b) = self.inc().range(v);
+        (b - a) as usize
+    }
+    fn weight_stats(&self) -> Option<&WeightStats> {
+        self.weight_stats
+            .get_or_init(|| {
+                self.compute_weight_stats().unwrap_or_else(|e| {
+                    self.record(e);
+                    None
+                })
+            })
+            .as_ref()
+    }
+    fn first_invalid_arc(&self) -> Option<(VertexId, VertexId, Weight)> {
+        let i = self.weight_stats()?.first_invalid? as u64;
+        let offs = &self.out.offsets;
+        let src = offs.partition_point(|&o| o <= i).checked_sub(1)?;
+        let mut t = [0u8; 4];
+        let mut w = [0u8; 8];
+        self.file
+            .read_exact_at(&mut t, self.out.targets + 4 * i)
+            .ok()?;
+        self.file
+            .read_exact_at(&mut w, self.out.weights? + 8 * i)
+            .ok()?;
+        Some((
+            src as VertexId,
+            u32::from_le_bytes(t),
+            f64::from_le_bytes(w),
+        ))
+    }
+    fn no_duplicate_arcs(&self) -> bool {
+        *self.strictly_increasing.get_or_init(|| {
+            self.compute_strictly_increasing().unwrap_or_else(|e| {
+                self.record(e);
+                false
+            })
+        })
+    }
+    fn natural_id(&self, v: VertexId) -> VertexId {
+        self.natural.as_ref().map_or(v, |x| x[v as usize])
+    }
+}
+
+/// `posix_fadvise(fd, offset, len, advice)`.
+#[allow(unsafe_code)]
+pub(crate) fn advise(
+    file: &File,
+    offset: u64,
+    len: u64,
+    advice: libc::c_int,
+) -> std::io::Result<()> {
+    let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+    };
+    // SAFETY: `posix_fadvise` takes an open descriptor (borrowed from
+    // `file`, alive for the call) and plain integers; it reads or writes no
+    // memory of this process, and at worst returns an error code.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), off, len, advice) };
+    match rc {
+        0 => Ok(()),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advice_on_an_open_file_succeeds_and_a_huge_offset_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![7u8; 3 * PAGE as usize]).unwrap();
+        let f = File::open(&p).unwrap();
+        advise(&f, 0, 0, libc::POSIX_FADV_RANDOM).unwrap();
+        advise(&f, 0, PAGE, libc::POSIX_FADV_DONTNEED).unwrap();
+        assert!(advise(&f, u64::MAX, 1, libc::POSIX_FADV_DONTNEED).is_err());
+    }
+}

@@ -1,0 +1,278 @@
+//! Reading the lists of chosen vertices by page ranges.
+//!
+//! A [`Walk`] visits vertices in ascending order and hands each one's
+//! list, on each side it walks (out-, in-, or both), to a callback. It
+//! gathers vertices into a batch while the pages their lists touch fit the
+//! read buffer (per stream: neighbours and weights of each side), coalesces
+//! the pages of a batch into runs of consecutive pages, reads each run with
+//! one `pread`, calls back for every vertex of the batch, and drops the runs
+//! from the page cache. A vertex whose list does not fit the buffer is read
+//! and handed over in pieces (the executor combines the pieces: dense
+//! signals split, law 4; sparse slots are per edge).
+//!
+//! Only the pages that hold a visited vertex's list are read, so visiting
+//! the active vertices reads the active pages; visiting every vertex reads
+//! every page once, sequentially (`--io full`).
+use plexus_graph::VertexId;
+
+use crate::error::{OocError, Result};
+use crate::file::{Side, StoredGraph, PAGE};
+
+/// Neighbours per page.
+const TARGETS_PER_PAGE: u64 = PAGE / 4;
+/// Weights per page.
+const WEIGHTS_PER_PAGE: u64 = PAGE / 8;
+
+/// The read buffers, kept between supersteps.
+#[derive(Debug, Default)]
+pub(crate) struct Buffers {
+    targets: [Vec<u32>; 2],
+    weights: [Vec<f64>; 2],
+}
+
+/// A run of consecutive pages of one stream and where it lands in the buffer.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    first_page: u64,
+    pages: u64,
+    buf_page: u64,
+}
+
+/// The runs of one stream (neighbours or weights of one side) in a batch.
+#[derive(Debug, Default)]
+struct Stream {
+    runs: Vec<Run>,
+    used: u64,
+}
+
+impl Stream {
+    /// Pages that adding elements `a..b` (with `per_page` to a page) needs.
+    fn new_pages(&self, a: u64, b: u64, per_page: u64) -> u64 {
+        if a == b {
+            return 0;
+        }
+        let (p0, p1) = (a / per_page, b.div_ceil(per_page));
+        match self.runs.last() {
+            Some(r) if p0 <= r.first_page + r.pages => p1.saturating_sub(r.first_page + r.pages),
+            _ => p1 - p0,
+        }
+    }
+
+    /// Adds elements `a..b` and returns the buffer index of element `a`.
+    fn add(&mut self, a: u64, b: u64, per_page: u64) -> usize {
+        if a == b {
+            return 0;
+        }
+        let p0 = a / per_page;
+        let extend = matches!(self.runs.last(), Some(r) if p0 <= r.first_page + r.pages);
+        if !extend {
+            self.runs.push(Run {
+                first_page: p0,
+                pages: 0,
+                buf_page: self.used,
+            });
+        }
+        let new = self.new_pages(a, b, per_page);
+        let Some(r) = self.runs.last_mut() else {
+            return 0;
+        };
+        r.pages += new;
+        self.used += new;
+        (r.buf_page * per_page + (a - r.first_page * per_page)) as usize
+    }
+}
+
+/// One vertex's list on one side, placed in the buffers.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    v: VertexId,
+    side: usize,
+    t: usize,
+    w: usize,
+    len: usize,
+}
+
+/// What the callback of a walk gets: the vertex, the side's index in the
+/// walk, and (a piece of) its list with parallel weights.
+pub(crate) type Visit<'f> = dyn FnMut(VertexId, usize, &[u32], Option<&[f64]>) + 'f;
+
+/// A walk over some vertices' lists on one or two sides.
+pub(crate) struct Walk<'a> {
+    pub g: &'a StoredGraph,
+    pub sides: Vec<&'a Side>,
+    pub weights: bool,
+    /// Pages each stream's buffer holds.
+    pub cap_pages: u64,
+}
+
+impl Walk<'_> {
+    /// The walk's streams' page capacity for `read_bytes` of buffers.
+    pub fn cap_for(read_bytes: u64, sides: usize, weights: bool) -> u64 {
+        let streams = sides as u64 * (1 + u64::from(weights));
+        (read_bytes / PAGE / streams.max(1)).max(2)
+    }
+
+    /// Refuses a list holding an id that is not a vertex (a corrupt file
+    /// would otherwise index the program's state out of bounds).
+    fn check(&self, t: &[u32]) -> Result<()> {
+        use plexus_engine::program::GraphView;
+        let n = self.g.num_vertices();
+        match t.iter().find(|&&x| x as usize >= n) {
+            None => Ok(()),
+            Some(x) => Err(OocError::corrupt(
+                self.g.path(),
+                format!("a neighbour list holds vertex {x}, but the graph has {n} vertices"),
+            )),
+        }
+    }
+
+    /// Visits `verts` (ascending) in batches; see the module docs.
+    pub fn run(
+        &self,
+        bufs: &mut Buffers,
+        verts: impl Iterator<Item = VertexId>,
+        f: &mut Visit<'_>,
+    ) -> Result<()> {
+        let cap = self.cap_pages;
+        for s in 0..self.sides.len() {
+            bufs.targets[s].resize((cap * TARGETS_PER_PAGE) as usize, 0);
+            if self.weights {
+                bufs.weights[s].resize((cap * WEIGHTS_PER_PAGE) as usize, 0.0);
+            }
+        }
+        let mut streams: Vec<Stream> = (0..2 * self.sides.len())
+            .map(|_| Stream::default())
+            .collect();
+        let mut entries: Vec<Entry> = Vec::new();
+        for v in verts {
+            let fits = |streams: &[Stream]| {
+                self.sides.iter().enumerate().all(|(s, side)| {
+                    let (a, b) = side.range(v);
+                    streams[2 * s].used + streams[2 * s].new_pages(a, b, TARGETS_PER_PAGE) <= cap
+                        && (!self.weights
+                            || streams[2 * s + 1].used
+                                + streams[2 * s + 1].new_pages(a, b, WEIGHTS_PER_PAGE)
+                                <= cap)
+                })
+            };
+            if !fits(&streams) {
+                self.flush(bufs, &mut streams, &mut entries, f)?;
+                if !fits(&streams) {
+                    self.giant(bufs, v, f)?;
+                    continue;
+                }
+            }
+            for (s, side) in self.sides.iter().enumerate() {
+                let (a, b) = side.range(v);
+                let t = streams[2 * s].add(a, b, TARGETS_PER_PAGE);
+                let w = match self.weights {
+                    true => streams[2 * s + 1].add(a, b, WEIGHTS_PER_PAGE),
+                    false => 0,
+                };
+                entries.push(Entry {
+                    v,
+                    side: s,
+                    t,
+                    w,
+                    len: (b - a) as usize,
+                });
+            }
+        }
+        self.flush(bufs, &mut streams, &mut entries, f)
+    }
+
+    /// Reads the batch's runs, calls back for its entries, drops the pages.
+    fn flush(
+        &self,
+        bufs: &mut Buffers,
+        streams: &mut [Stream],
+        entries: &mut Vec<Entry>,
+        f: &mut Visit<'_>,
+    ) -> Result<()> {
+        for (i, st) in streams.iter().enumerate() {
+            let (side, is_w) = (self.sides[i / 2], i % 2 == 1);
+            for r in &st.runs {
+                let range = (r.buf_page * PAGE) as usize..((r.buf_page + r.pages) * PAGE) as usize;
+                if is_w {
+                    let base = side.weights.unwrap_or(0);
+                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut bufs.weights[i / 2]);
+                    self.g
+                        .read_pages(base + r.first_page * PAGE, &mut bytes[range])?;
+                } else {
+                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut bufs.targets[i / 2]);
+                    self.g
+                        .read_pages(side.targets + r.first_page * PAGE, &mut bytes[range])?;
+                }
+            }
+        }
+        for e in entries.iter() {
+            let t = &bufs.targets[e.side][e.t..e.t + e.len];
+            self.check(t)?;
+            let w = self
+                .weights
+                .then(|| &bufs.weights[e.side][e.w..e.w + e.len]);
+            f(e.v, e.side, t, w);
+        }
+        for (i, st) in streams.iter_mut().enumerate() {
+            let side = self.sides[i / 2];
+            let base = match i % 2 {
+                1 => side.weights.unwrap_or(0),
+                _ => side.targets,
+            };
+            for r in &st.runs {
+                self.g
+                    .drop_cache(base + r.first_page * PAGE, r.pages * PAGE);
+            }
+            st.runs.clear();
+            st.used = 0;
+        }
+        entries.clear();
+        Ok(())
+    }
+
+    /// Hands `v`'s lists over in pieces that fit the buffers.
+    fn giant(&self, bufs: &mut Buffers, v: VertexId, f: &mut Visit<'_>) -> Result<()> {
+        let per_piece = (self.cap_pages - 1)
+            * match self.weights {
+                true => WEIGHTS_PER_PAGE,
+                false => TARGETS_PER_PAGE,
+            };
+        for (s, side) in self.sides.iter().enumerate() {
+            let (a, b) = side.range(v);
+            if a == b {
+                f(v, s, &[], self.weights.then_some(&[]));
+                continue;
+            }
+            let mut x = a;
+            while x < b {
+                let y = (x + per_piece).min(b);
+                let piece = |per_page: u64, base: u64, bytes: &mut [u8]| -> Result<usize> {
+                    let (p0, p1) = (x / per_page, y.div_ceil(per_page));
+                    let len = ((p1 - p0) * PAGE) as usize;
+                    self.g.read_pages(base + p0 * PAGE, &mut bytes[..len])?;
+                    self.g.drop_cache(base + p0 * PAGE, len as u64);
+                    Ok((x - p0 * per_page) as usize)
+                };
+                let t = piece(
+                    TARGETS_PER_PAGE,
+                    side.targets,
+                    bytemuck::cast_slice_mut(&mut bufs.targets[s]),
+                )?;
+                let w = match self.weights {
+                    true => piece(
+                        WEIGHTS_PER_PAGE,
+                        side.weights.unwrap_or(0),
+                        bytemuck::cast_slice_mut(&mut bufs.weights[s]),
+                    )?,
+                    false => 0,
+                };
+                let len = (y - x) as usize;
+                let ws = self.weights.then(|| &bufs.weights[s][w..w + len]);
+                self.check(&bufs.targets[s][t..t + len])?;
+                f(v, s, &bufs.targets[s][t..t + len], ws);
+                x = y;
+            }
+        }
+        Ok(())
+    }
+}
