@@ -66,10 +66,13 @@ pub struct RunArgs {
     /// networkx (default) or graphalytics (LDBC Graphalytics definitions and output conventions).
     #[arg(long, value_parser = ["networkx", "graphalytics"])]
     pub semantics: Option<String>,
-    /// Executor: memory (the fast in-memory kernels) or scan (the algorithm's driver through
-    /// the shared-scan executor, one job; pagerank and ppr run Jacobi in double precision).
+    /// Executor: memory (the fast in-memory kernels), scan (the algorithm's driver through
+    /// the shared-scan executor, one job; pagerank and ppr run Jacobi in double precision) or
+    /// ooc (the driver out of core, reading the stored graph by pages under --memory).
     #[arg(long, default_value = "memory", value_parser = parse_executor)]
     pub executor: ExecutorKind,
+    #[command(flatten)]
+    pub ooc: crate::ooc::OocArgs,
     /// Check the result's defining property and print the outcome (exit 2 if it fails).
     #[arg(long)]
     pub verify: bool,
@@ -131,6 +134,7 @@ impl RunArgs {
             delta: None,
             semantics: None,
             executor: ExecutorKind::Memory,
+            ooc: Default::default(),
             verify: true,
             out: None,
             json: false,
@@ -215,7 +219,7 @@ fn given_options(a: &RunArgs) -> [(&'static str, bool); 12] {
 }
 
 /// Refuses options `entry` does not take and executors that do not run it.
-fn check_options(entry: &Entry, a: &RunArgs) -> anyhow::Result<()> {
+pub(crate) fn check_options(entry: &Entry, a: &RunArgs) -> anyhow::Result<()> {
     for (opt, given) in given_options(a) {
         if !given || entry.takes(opt) {
             continue;
@@ -940,6 +944,10 @@ pub fn write_parquet(
 }
 
 pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    crate::ooc::check_flags(&a)?;
+    if a.executor == ExecutorKind::Ooc {
+        return crate::ooc::run(ctx, &a);
+    }
     if let Some(out) = &a.out {
         crate::out::check(out, &["csv", "parquet"])?;
     }

@@ -17,7 +17,7 @@ use std::time::Instant;
 use bytemuck::Pod;
 use plexus_engine::program::GraphView;
 use plexus_graph::store::{read_header, SectionEntry, SectionKind};
-use plexus_graph::{GraphMeta, VertexId, VertexOrder, Weight, WeightStats};
+use plexus_graph::{GraphMeta, IdMap, Section, VertexId, VertexOrder, Weight, WeightStats};
 
 use crate::error::{OocError, Result};
 
@@ -79,6 +79,9 @@ pub struct StoredGraph {
     natural: Option<Vec<VertexId>>,
     weight_stats: OnceLock<Option<WeightStats>>,
     strictly_increasing: OnceLock<bool>,
+    /// The header's id kind and sections, for [`StoredGraph::ids`].
+    id_kind: u32,
+    sections: Vec<SectionEntry>,
     pub(crate) io: IoCounters,
     /// The first I/O error met where no error can be returned (a
     /// [`GraphView`] method, a superstep); see [`StoredGraph::take_fault`].
@@ -142,6 +145,8 @@ impl StoredGraph {
             natural: None,
             weight_stats: OnceLock::new(),
             strictly_increasing: OnceLock::new(),
+            id_kind: h.id_kind,
+            sections: h.sections.clone(),
             io: IoCounters::default(),
             fault: Mutex::new(None),
         };
@@ -192,6 +197,56 @@ impl StoredGraph {
         g.inc = inc;
         g.natural = natural;
         Ok(g)
+    }
+
+    /// The external ids, read into memory (O(n): callers load them to
+    /// resolve a source vertex or name vertices in a result, then drop them).
+    pub fn ids(&self) -> Result<IdMap> {
+        let n = self.n;
+        let bad = |msg: String| OocError::corrupt(&self.path, msg);
+        let find = |k: SectionKind, elem: u64| -> Result<SectionEntry> {
+            self.sections
+                .iter()
+                .find(|e| e.kind == k && e.len_bytes % elem == 0)
+                .copied()
+                .filter(|e| e.offset.saturating_add(e.len_bytes) <= self.file_len)
+                .ok_or_else(|| bad(format!("missing or misplaced section {}", k.name())))
+        };
+        let sorted = |this: &Self| -> Result<Section<u32>> {
+            let e = find(SectionKind::IdSorted, 4)?;
+            let xs: Vec<u32> = this.read_array(e.offset, n)?;
+            if xs.iter().any(|&x| x as usize >= n) {
+                return Err(bad("section id-sorted holds an id >= n".into()));
+            }
+            Ok(Section::owned(xs))
+        };
+        match self.id_kind {
+            0 => Ok(IdMap::Identity { n }),
+            1 => {
+                let e = find(SectionKind::IdInts, 8)?;
+                Ok(IdMap::Int {
+                    ext: Section::owned(self.read_array(e.offset, n)?),
+                    sorted: sorted(self)?,
+                })
+            }
+            2 => {
+                let o = find(SectionKind::IdStrOffsets, 8)?;
+                let offsets: Vec<u64> = self.read_array(o.offset, n + 1)?;
+                let b = find(SectionKind::IdStrBytes, 1)?;
+                let bytes: Vec<u8> = self.read_array(b.offset, b.len_bytes as usize)?;
+                if offsets.windows(2).any(|w| w[0] > w[1])
+                    || offsets.last().is_some_and(|&l| l > bytes.len() as u64)
+                {
+                    return Err(bad("section id-str-offsets is not within its bytes".into()));
+                }
+                Ok(IdMap::Str {
+                    offsets: Section::owned(offsets),
+                    bytes: Section::owned(bytes),
+                    sorted: sorted(self)?,
+                })
+            }
+            k => Err(bad(format!("unknown id kind {k}"))),
+        }
     }
 
     /// The file's path.
