@@ -28,6 +28,11 @@ pub const PAGE: u64 = 4096;
 /// facts).
 const STREAM_BYTES: usize = 1 << 20;
 
+/// One page of a read buffer, aligned for `O_DIRECT`.
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(4096))]
+pub(crate) struct Page(pub [u8; PAGE as usize]);
+
 /// One direction of the stored edges: offsets in memory, neighbours and
 /// weights on disk.
 #[derive(Debug)]
@@ -68,6 +73,11 @@ pub struct IoCounters {
 pub struct StoredGraph {
     path: PathBuf,
     file: File,
+    /// The same file opened with `O_DIRECT` (reads bypass the page cache
+    /// entirely), while the file system takes it; `None` or switched off:
+    /// buffered reads dropped from the cache after use.
+    direct: Option<File>,
+    direct_ok: std::sync::atomic::AtomicBool,
     file_len: u64,
     n: usize,
     m: u64,
@@ -132,6 +142,8 @@ impl StoredGraph {
         let mut g = StoredGraph {
             path: path.to_path_buf(),
             file,
+            direct: open_direct(path),
+            direct_ok: std::sync::atomic::AtomicBool::new(true),
             file_len,
             n,
             m,
@@ -287,18 +299,24 @@ impl StoredGraph {
     /// the pages from the cache as it goes.
     pub(crate) fn read_array<T: Pod>(&self, offset: u64, len: usize) -> Result<Vec<T>> {
         let mut v = vec![T::zeroed(); len];
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
-        for (i, chunk) in bytes.chunks_mut(STREAM_BYTES).enumerate() {
-            let at = offset + (i * STREAM_BYTES) as u64;
-            self.file
-                .read_exact_at(chunk, at)
-                .map_err(|e| OocError::io(&self.path, e))?;
-            self.drop_cache(at, chunk.len() as u64);
-            self.io
-                .setup_bytes
-                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-        }
+        self.read_span(offset, bytemuck::cast_slice_mut(&mut v))?;
         Ok(v)
+    }
+
+    /// Reads `dst.len()` bytes from byte `offset` (a multiple of [`PAGE`])
+    /// through a page-aligned bounce buffer, so that the reads can bypass
+    /// the page cache; counted as setup bytes.
+    fn read_span(&self, offset: u64, dst: &mut [u8]) -> Result<()> {
+        let mut bounce = vec![Page([0; PAGE as usize]); STREAM_BYTES / PAGE as usize];
+        for (i, chunk) in dst.chunks_mut(STREAM_BYTES).enumerate() {
+            let at = offset + (i * STREAM_BYTES) as u64;
+            let whole = (chunk.len() as u64).div_ceil(PAGE) * PAGE;
+            let b = &mut bytemuck::cast_slice_mut::<Page, u8>(&mut bounce)[..whole as usize];
+            self.read_raw(at, b)?;
+            chunk.copy_from_slice(&b[..chunk.len()]);
+            self.io.setup_bytes.fetch_add(whole, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Reads whole pages into `buf` (whose length is a multiple of
@@ -306,12 +324,7 @@ impl StoredGraph {
     /// end of the file read as zeros. Counts the pages and the time.
     pub(crate) fn read_pages(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let t = Instant::now();
-        let avail = self.file_len.saturating_sub(offset).min(buf.len() as u64) as usize;
-        let (head, tail) = buf.split_at_mut(avail);
-        self.file
-            .read_exact_at(head, offset)
-            .map_err(|e| OocError::io(&self.path, e))?;
-        tail.fill(0);
+        self.read_raw(offset, buf)?;
         let io = &self.io;
         io.nanos
             .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -320,6 +333,45 @@ impl StoredGraph {
             .fetch_add(buf.len() as u64 / PAGE, Ordering::Relaxed);
         io.reads.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// [`StoredGraph::read_pages`] without the counters: `O_DIRECT` when
+    /// offset, length and buffer are page-aligned and the file system takes
+    /// it, else a buffered read dropped from the cache.
+    fn read_raw(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let avail = self.file_len.saturating_sub(offset).min(buf.len() as u64) as usize;
+        let (head, tail) = buf.split_at_mut(avail);
+        let aligned = offset.is_multiple_of(PAGE)
+            && (avail as u64).is_multiple_of(PAGE)
+            && (head.as_ptr() as usize).is_multiple_of(PAGE as usize);
+        let direct = match (
+            &self.direct,
+            aligned && self.direct_ok.load(Ordering::Relaxed),
+        ) {
+            (Some(f), true) => match f.read_exact_at(head, offset) {
+                Ok(()) => true,
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    // The file system refuses direct reads after all.
+                    self.direct_ok.store(false, Ordering::Relaxed);
+                    false
+                }
+                Err(e) => return Err(OocError::io(&self.path, e)),
+            },
+            _ => false,
+        };
+        if !direct {
+            self.file
+                .read_exact_at(head, offset)
+                .map_err(|e| OocError::io(&self.path, e))?;
+            self.drop_cache(offset, avail as u64);
+        }
+        tail.fill(0);
+        Ok(())
+    }
+
+    /// Whether adjacency reads bypass the page cache (`O_DIRECT`).
+    pub fn direct_io(&self) -> bool {
+        self.direct.is_some() && self.direct_ok.load(Ordering::Relaxed)
     }
 
     /// Asks the kernel to drop `len` bytes from `offset` out of the page
@@ -365,11 +417,7 @@ impl StoredGraph {
         while (done as u64) < self.m {
             let len = per_read.min(self.m as usize - done);
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf[..len]);
-            let off = at + 8 * done as u64;
-            self.file
-                .read_exact_at(bytes, off)
-                .map_err(|e| OocError::io(&self.path, e))?;
-            self.drop_cache(off, 8 * len as u64);
+            self.read_span(at + 8 * done as u64, bytes)?;
             for (b, ws) in buf[..len].chunks(BLOCK).enumerate() {
                 let first = done + b * BLOCK;
                 let bad = ws.iter().position(|w| w.is_nan() || *w < 0.0);
@@ -402,11 +450,7 @@ impl StoredGraph {
         while done < self.m {
             let len = per_read.min((self.m - done) as usize);
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf[..len]);
-            let off = self.out.targets + 4 * done;
-            self.file
-                .read_exact_at(bytes, off)
-                .map_err(|e| OocError::io(&self.path, e))?;
-            self.drop_cache(off, 4 * len as u64);
+            self.read_span(self.out.targets + 4 * done, bytes)?;
             for (i, &t) in buf[..len].iter().enumerate() {
                 let e = done + i as u64;
                 while offs[v + 1] <= e {
@@ -499,6 +543,17 @@ impl GraphView for StoredGraph {
     fn natural_id(&self, v: VertexId) -> VertexId {
         self.natural.as_ref().map_or(v, |x| x[v as usize])
     }
+}
+
+/// `path` opened for `O_DIRECT` reads, or `None` where the file system
+/// refuses (tmpfs, some overlays).
+fn open_direct(path: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .ok()
 }
 
 /// `posix_fadvise(fd, offset, len, advice)`.

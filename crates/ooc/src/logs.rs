@@ -28,6 +28,7 @@ use plexus_engine::program::VertexProgram;
 use plexus_graph::VertexId;
 
 use crate::error::{OocError, Result};
+use crate::file::advise;
 
 /// The executor's temporary directory; removed on drop.
 #[derive(Debug)]
@@ -99,17 +100,25 @@ pub(crate) struct Logs<'a, P: VertexProgram> {
     files: Vec<Option<File>>,
     /// Entries in each interval's file.
     spilled: Vec<u64>,
+    /// Bytes of each file synced and dropped from the page cache.
+    synced: Vec<u64>,
+    /// Bytes written since the last sync (dirty in the page cache).
+    dirty: u64,
+    /// Most dirty bytes allowed before every file is synced and dropped.
+    dirty_limit: u64,
     cap: usize,
 }
 
 impl<'a, P: VertexProgram> Logs<'a, P> {
-    /// Logs for `k` intervals with `buf_bytes` of buffer each.
+    /// Logs for `k` intervals with `buf_bytes` of buffer each, keeping at
+    /// most `dirty_limit` written bytes in the page cache.
     pub fn new(
         p: &'a P,
         dir: &'a LogDir,
         counters: &'a LogCounters,
         k: usize,
         buf_bytes: u64,
+        dirty_limit: u64,
     ) -> Self {
         let cap = (buf_bytes as usize / size_of::<(VertexId, P::Msg)>().max(1)).max(8);
         Logs {
@@ -119,6 +128,9 @@ impl<'a, P: VertexProgram> Logs<'a, P> {
             bufs: (0..k).map(|_| Vec::new()).collect(),
             files: (0..k).map(|_| None).collect(),
             spilled: vec![0; k],
+            synced: vec![0; k],
+            dirty: 0,
+            dirty_limit,
             cap,
         }
     }
@@ -163,6 +175,33 @@ impl<'a, P: VertexProgram> Logs<'a, P> {
         let bytes = write_entries(f, at, buf).map_err(|e| OocError::io(self.log_path(i), e))?;
         self.spilled[i] += bytes / size_of::<(VertexId, P::Msg)>() as u64;
         self.counters.written.fetch_add(bytes, Ordering::Relaxed);
+        self.dirty += bytes;
+        if self.dirty > self.dirty_limit {
+            self.clean()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every file's new bytes to disk and drops them from the page
+    /// cache, so that logs never hold more than `dirty_limit` of memory.
+    fn clean(&mut self) -> Result<()> {
+        let entry = size_of::<(VertexId, P::Msg)>() as u64;
+        for i in 0..self.files.len() {
+            let end = self.spilled[i] * entry;
+            let Some(f) = &self.files[i] else { continue };
+            if end > self.synced[i] {
+                f.sync_data()
+                    .map_err(|e| OocError::io(self.log_path(i), e))?;
+                let _ = advise(
+                    f,
+                    self.synced[i],
+                    end - self.synced[i],
+                    libc::POSIX_FADV_DONTNEED,
+                );
+                self.synced[i] = end;
+            }
+        }
+        self.dirty = 0;
         Ok(())
     }
 
@@ -183,6 +222,12 @@ impl<'a, P: VertexProgram> Logs<'a, P> {
                 let count = (self.spilled[i] - done).min(self.cap as u64) as usize;
                 read_entries(&file, done * entry, count, &mut piece)
                     .map_err(|e| OocError::io(self.log_path(i), e))?;
+                let _ = advise(
+                    &file,
+                    done * entry,
+                    count as u64 * entry,
+                    libc::POSIX_FADV_DONTNEED,
+                );
                 self.counters
                     .read
                     .fetch_add(count as u64 * entry, Ordering::Relaxed);
@@ -192,6 +237,7 @@ impl<'a, P: VertexProgram> Logs<'a, P> {
                 done += count as u64;
             }
             self.spilled[i] = 0;
+            self.synced[i] = 0;
             file.set_len(0)
                 .map_err(|e| OocError::io(self.log_path(i), e))?;
         }
@@ -364,7 +410,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = LogDir::create(tmp.path()).unwrap();
         let counters = LogCounters::default();
-        let mut logs = Logs::new(&Padded, &dir, &counters, 3, 256);
+        let mut logs = Logs::new(&Padded, &dir, &counters, 3, 256, 1024);
         let mut want = [0.0f64; 100];
         for i in 0..5000u32 {
             let v = (i * 7919) % 100;
@@ -392,7 +438,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = LogDir::create(tmp.path()).unwrap();
         let counters = LogCounters::default();
-        let mut logs = Logs::new(&Owned, &dir, &counters, 2, 64);
+        let mut logs = Logs::new(&Owned, &dir, &counters, 2, 64, 1024);
         for i in 0..1000u32 {
             logs.push((i % 2) as usize, i % 10, vec![i]).unwrap();
         }

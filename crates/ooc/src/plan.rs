@@ -3,11 +3,15 @@
 //! The budget pays, in this order, for:
 //! 1. the fixed per-vertex arrays: the offsets held in memory (8 bytes per
 //!    vertex and direction), the natural-id permutation of a reordered
-//!    store, two frontier bitmaps, and the caller's estimate of the
-//!    algorithm's own per-vertex state (drivers keep it in memory);
-//! 2. what is left (`A`) is split in two halves: the adjacency read
-//!    buffer (`A / 2`), and the message-log buffers, one per interval plus
-//!    one for reading a log back (`A / 2 / (k + 1)` each).
+//!    store, the executor's frontier copies (two bitmaps and two id lists),
+//!    and the caller's estimate of the algorithm's own per-vertex state
+//!    (drivers keep it in memory);
+//! 2. what is left (`A`): half for the adjacency read buffer (`A / 2`,
+//!    read with `O_DIRECT` where the file system allows, so no page-cache
+//!    copy), a quarter for the message-log buffers, one per interval plus
+//!    one for reading a log back (`A / 4 / (k + 1)` each), and a quarter
+//!    for log pages written but not yet synced and dropped from the page
+//!    cache.
 //!
 //! Intervals are runs of consecutive vertices whose adjacency (neighbours
 //! and weights, both directions of a directed graph) takes at most half the
@@ -64,7 +68,7 @@ impl Plan {
 pub fn fixed_bytes(g: &StoredGraph, state_bytes: u64) -> u64 {
     use plexus_engine::program::GraphView;
     let n = g.num_vertices() as u64;
-    g.resident_bytes() + 2 * n.div_ceil(64) * 8 + state_bytes
+    g.resident_bytes() + 2 * n.div_ceil(64) * 8 + 8 * n + state_bytes
 }
 
 /// The plan for `g` under `memory` bytes with `state_bytes` of algorithm
@@ -106,7 +110,7 @@ fn try_plan(g: &StoredGraph, avail: u64, fixed: u64) -> Option<Plan> {
     }
     let starts = intervals(g, read_bytes / 2);
     let k = starts.len().saturating_sub(1) as u64;
-    let log_bytes = (avail - read_bytes) / (k + 1);
+    let log_bytes = (avail - read_bytes) / 2 / (k + 1);
     (log_bytes >= MIN_LOG).then_some(Plan {
         starts,
         read_bytes,

@@ -5,8 +5,8 @@
 //! gathers vertices into a batch while the pages their lists touch fit the
 //! read buffer (per stream: neighbours and weights of each side), coalesces
 //! the pages of a batch into runs of consecutive pages, reads each run with
-//! one `pread`, calls back for every vertex of the batch, and drops the runs
-//! from the page cache. A vertex whose list does not fit the buffer is read
+//! one `pread` (`O_DIRECT` where the file system allows, else buffered and
+//! dropped from the page cache), and calls back for every vertex of the batch. A vertex whose list does not fit the buffer is read
 //! and handed over in pieces (the executor combines the pieces: dense
 //! signals split, law 4; sparse slots are per edge).
 //!
@@ -16,18 +16,25 @@
 use plexus_graph::VertexId;
 
 use crate::error::{OocError, Result};
-use crate::file::{Side, StoredGraph, PAGE};
+use crate::file::{Page, Side, StoredGraph, PAGE};
 
 /// Neighbours per page.
 const TARGETS_PER_PAGE: u64 = PAGE / 4;
 /// Weights per page.
 const WEIGHTS_PER_PAGE: u64 = PAGE / 8;
 
-/// The read buffers, kept between supersteps.
-#[derive(Debug, Default)]
+/// The read buffers (whole aligned pages), kept between supersteps.
+#[derive(Default)]
 pub(crate) struct Buffers {
-    targets: [Vec<u32>; 2],
-    weights: [Vec<f64>; 2],
+    targets: [Vec<Page>; 2],
+    weights: [Vec<Page>; 2],
+}
+
+impl std::fmt::Debug for Buffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pages: usize = self.targets.iter().chain(&self.weights).map(Vec::len).sum();
+        write!(f, "Buffers({pages} pages)")
+    }
 }
 
 /// A run of consecutive pages of one stream and where it lands in the buffer.
@@ -80,6 +87,16 @@ impl Stream {
         self.used += new;
         (r.buf_page * per_page + (a - r.first_page * per_page)) as usize
     }
+}
+
+/// A buffer's pages as neighbours.
+fn targets_of(pages: &[Page]) -> &[u32] {
+    bytemuck::cast_slice(pages)
+}
+
+/// A buffer's pages as weights.
+fn weights_of(pages: &[Page]) -> &[f64] {
+    bytemuck::cast_slice(pages)
 }
 
 /// One vertex's list on one side, placed in the buffers.
@@ -135,9 +152,9 @@ impl Walk<'_> {
     ) -> Result<()> {
         let cap = self.cap_pages;
         for s in 0..self.sides.len() {
-            bufs.targets[s].resize((cap * TARGETS_PER_PAGE) as usize, 0);
+            bufs.targets[s].resize(cap as usize, Page([0; PAGE as usize]));
             if self.weights {
-                bufs.weights[s].resize((cap * WEIGHTS_PER_PAGE) as usize, 0.0);
+                bufs.weights[s].resize(cap as usize, Page([0; PAGE as usize]));
             }
         }
         let mut streams: Vec<Stream> = (0..2 * self.sides.len())
@@ -206,23 +223,14 @@ impl Walk<'_> {
             }
         }
         for e in entries.iter() {
-            let t = &bufs.targets[e.side][e.t..e.t + e.len];
+            let t = &targets_of(&bufs.targets[e.side])[e.t..e.t + e.len];
             self.check(t)?;
             let w = self
                 .weights
-                .then(|| &bufs.weights[e.side][e.w..e.w + e.len]);
+                .then(|| &weights_of(&bufs.weights[e.side])[e.w..e.w + e.len]);
             f(e.v, e.side, t, w);
         }
-        for (i, st) in streams.iter_mut().enumerate() {
-            let side = self.sides[i / 2];
-            let base = match i % 2 {
-                1 => side.weights.unwrap_or(0),
-                _ => side.targets,
-            };
-            for r in &st.runs {
-                self.g
-                    .drop_cache(base + r.first_page * PAGE, r.pages * PAGE);
-            }
+        for st in streams.iter_mut() {
             st.runs.clear();
             st.used = 0;
         }
@@ -250,7 +258,6 @@ impl Walk<'_> {
                     let (p0, p1) = (x / per_page, y.div_ceil(per_page));
                     let len = ((p1 - p0) * PAGE) as usize;
                     self.g.read_pages(base + p0 * PAGE, &mut bytes[..len])?;
-                    self.g.drop_cache(base + p0 * PAGE, len as u64);
                     Ok((x - p0 * per_page) as usize)
                 };
                 let t = piece(
@@ -267,9 +274,12 @@ impl Walk<'_> {
                     false => 0,
                 };
                 let len = (y - x) as usize;
-                let ws = self.weights.then(|| &bufs.weights[s][w..w + len]);
-                self.check(&bufs.targets[s][t..t + len])?;
-                f(v, s, &bufs.targets[s][t..t + len], ws);
+                let ws = self
+                    .weights
+                    .then(|| &weights_of(&bufs.weights[s])[w..w + len]);
+                let ts = &targets_of(&bufs.targets[s])[t..t + len];
+                self.check(ts)?;
+                f(v, s, ts, ws);
                 x = y;
             }
         }
