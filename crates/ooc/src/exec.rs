@@ -42,7 +42,7 @@ use crate::error::{OocError, Result};
 use crate::file::{Side, StoredGraph};
 use crate::logs::{LogCounters, LogDir, Logs};
 use crate::plan::{fixed_plan, plan, Plan};
-use crate::reader::{Buffers, Walk};
+use crate::reader::{Buffers, Item, Walk};
 
 /// Which pages a superstep reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -352,19 +352,22 @@ impl OocExecutor {
             IoMode::Full => frontier.to_dense().as_bitmap().map(<[u64]>::to_vec),
             IoMode::Active => None,
         };
-        let mut visit = |v: VertexId, _: usize, targets: &[u32], ws: Option<&[f64]>| {
-            if err.is_some() || bits.as_ref().is_some_and(|b| !bit(b, v)) {
-                return;
-            }
-            if cur.as_ref().map(|c| c.0) != Some(v) {
-                cur = Some((v, p.sparse_signal(v)));
-            }
-            let Some((_, Some(m))) = &cur else { return };
-            for (i, &d) in targets.iter().enumerate() {
-                let w = ws.map_or(1.0, |ws| ws[i]);
-                if let Err(e) = logs.push(self.plan.interval_of(d), d, p.over_edge(m.clone(), w)) {
-                    err = Some(e);
-                    return;
+        let mut visit = |items: &[Item<'_>]| {
+            for it in items {
+                if err.is_some() || bits.as_ref().is_some_and(|b| !bit(b, it.v)) {
+                    continue;
+                }
+                if cur.as_ref().map(|c| c.0) != Some(it.v) {
+                    cur = Some((it.v, p.sparse_signal(it.v)));
+                }
+                let Some((_, Some(m))) = &cur else { continue };
+                for (i, &d) in it.targets.iter().enumerate() {
+                    let w = it.weights.map_or(1.0, |ws| ws[i]);
+                    let msg = p.over_edge(m.clone(), w);
+                    if let Err(e) = logs.push(self.plan.interval_of(d), d, msg) {
+                        err = Some(e);
+                        return;
+                    }
                 }
             }
         };
@@ -423,23 +426,46 @@ impl OocExecutor {
                 }
             }
         };
-        let mut visit = |v: VertexId, side: usize, sources: &[u32], ws: Option<&[f64]>| {
-            if cur.as_ref().map(|c| c.0) != Some(v) {
-                finish(cur.take(), &mut out);
-                cur = Some((v, p.cond(v), None));
-            }
-            let Some((_, ok, acc)) = cur.as_mut() else {
+        let mut visit = |items: &[Item<'_>]| {
+            if items.first().is_some_and(|it| !it.whole) {
+                // A piece of a list longer than the buffer: fold it into the
+                // vertex's signal so far (law 4).
+                for it in items {
+                    if cur.as_ref().map(|c| c.0) != Some(it.v) {
+                        finish(cur.take(), &mut out);
+                        cur = Some((it.v, p.cond(it.v), None));
+                    }
+                    let Some((_, ok, acc)) = cur.as_mut() else {
+                        return;
+                    };
+                    if !*ok || (it.side == 1 && !p.cond(it.v)) {
+                        continue;
+                    }
+                    let edges = InEdges::new(it.targets, it.weights, active);
+                    if let Some(m) = p.dense_signal(it.v, edges) {
+                        *acc = Some(match acc.take() {
+                            Some(a) => p.combine(a, m),
+                            None => m,
+                        });
+                    }
+                }
                 return;
-            };
-            if !*ok || (side == 1 && !p.cond(v)) {
-                return;
             }
-            if let Some(m) = p.dense_signal(v, InEdges::new(sources, ws, active)) {
-                *acc = Some(match acc.take() {
-                    Some(a) => p.combine(a, m),
-                    None => m,
-                });
-            }
+            finish(cur.take(), &mut out);
+            // Whole lists: each vertex on one thread, vertices in parallel.
+            let starts: Vec<usize> = (0..items.len())
+                .filter(|&i| i == 0 || items[i - 1].v != items[i].v)
+                .collect();
+            let woke: Vec<VertexId> = starts
+                .par_iter()
+                .enumerate()
+                .with_min_len(64)
+                .filter_map(|(k, &s)| {
+                    let e = starts.get(k + 1).copied().unwrap_or(items.len());
+                    dense_whole(p, &items[s..e], active)
+                })
+                .collect();
+            out.extend(woke);
         };
         {
             let mut bufs = self.bufs.lock().unwrap_or_else(|e| e.into_inner());
@@ -455,6 +481,33 @@ impl OocExecutor {
         finish(cur.take(), &mut out);
         Ok(out)
     }
+}
+
+/// The dense step of one vertex whose lists (one item per side) are all in
+/// the buffer: `cond`, the signals over each side combined, the slot.
+/// Returns the vertex when the slot activates it.
+fn dense_whole<P: VertexProgram>(
+    p: &P,
+    group: &[Item<'_>],
+    active: Active<'_>,
+) -> Option<VertexId> {
+    let v = group.first()?.v;
+    if !p.cond(v) {
+        return None;
+    }
+    let mut acc: Option<P::Msg> = None;
+    for it in group {
+        if it.side == 1 && !p.cond(v) {
+            continue;
+        }
+        if let Some(m) = p.dense_signal(v, InEdges::new(it.targets, it.weights, active)) {
+            acc = Some(match acc {
+                Some(a) => p.combine(a, m),
+                None => m,
+            });
+        }
+    }
+    p.dense_slot(v, acc?).then_some(v)
 }
 
 impl Vertices for OocExecutor {

@@ -109,9 +109,26 @@ struct Entry {
     len: usize,
 }
 
-/// What the callback of a walk gets: the vertex, the side's index in the
-/// walk, and (a piece of) its list with parallel weights.
-pub(crate) type Visit<'f> = dyn FnMut(VertexId, usize, &[u32], Option<&[f64]>) + 'f;
+/// One vertex's list (or a piece of it) on one side of a walk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Item<'b> {
+    /// The vertex.
+    pub v: VertexId,
+    /// The side's index in the walk.
+    pub side: usize,
+    /// Its neighbours (sorted).
+    pub targets: &'b [u32],
+    /// Parallel weights, when the walk reads them.
+    pub weights: Option<&'b [f64]>,
+    /// Whether this is the whole list (else a piece of a list longer than
+    /// the buffer; the pieces of one vertex come in consecutive calls, one
+    /// item each).
+    pub whole: bool,
+}
+
+/// What the callback of a walk gets: a batch of items, ascending by vertex
+/// (a vertex's sides consecutive, in the walk's order).
+pub(crate) type Visit<'f> = dyn FnMut(&[Item<'_>]) + 'f;
 
 /// A walk over some vertices' lists on one or two sides.
 pub(crate) struct Walk<'a> {
@@ -222,13 +239,23 @@ impl Walk<'_> {
                 }
             }
         }
+        let mut items = Vec::with_capacity(entries.len());
         for e in entries.iter() {
             let t = &targets_of(&bufs.targets[e.side])[e.t..e.t + e.len];
             self.check(t)?;
             let w = self
                 .weights
                 .then(|| &weights_of(&bufs.weights[e.side])[e.w..e.w + e.len]);
-            f(e.v, e.side, t, w);
+            items.push(Item {
+                v: e.v,
+                side: e.side,
+                targets: t,
+                weights: w,
+                whole: true,
+            });
+        }
+        if !items.is_empty() {
+            f(&items);
         }
         for st in streams.iter_mut() {
             st.runs.clear();
@@ -248,7 +275,13 @@ impl Walk<'_> {
         for (s, side) in self.sides.iter().enumerate() {
             let (a, b) = side.range(v);
             if a == b {
-                f(v, s, &[], self.weights.then_some(&[]));
+                f(&[Item {
+                    v,
+                    side: s,
+                    targets: &[],
+                    weights: self.weights.then_some(&[]),
+                    whole: false,
+                }]);
                 continue;
             }
             let mut x = a;
@@ -279,7 +312,13 @@ impl Walk<'_> {
                     .then(|| &weights_of(&bufs.weights[s])[w..w + len]);
                 let ts = &targets_of(&bufs.targets[s])[t..t + len];
                 self.check(ts)?;
-                f(v, s, ts, ws);
+                f(&[Item {
+                    v,
+                    side: s,
+                    targets: ts,
+                    weights: ws,
+                    whole: false,
+                }]);
                 x = y;
             }
         }
