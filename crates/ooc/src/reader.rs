@@ -22,6 +22,10 @@ use crate::file::{Page, Side, StoredGraph, PAGE};
 const TARGETS_PER_PAGE: u64 = PAGE / 4;
 /// Weights per page.
 const WEIGHTS_PER_PAGE: u64 = PAGE / 8;
+/// Most lists in one batch: vertices with empty lists take no pages, so
+/// without a bound a batch (and its entry table) could hold millions of
+/// them (half of a Kronecker graph's vertices are isolated).
+const MAX_ENTRIES: usize = 1 << 16;
 
 /// The read buffers (whole aligned pages), kept between supersteps.
 #[derive(Default)]
@@ -189,7 +193,7 @@ impl Walk<'_> {
                                 <= cap)
                 })
             };
-            if !fits(&streams) {
+            if entries.len() >= MAX_ENTRIES || !fits(&streams) {
                 self.flush(bufs, &mut streams, &mut entries, f)?;
                 if !fits(&streams) {
                     self.giant(bufs, v, f)?;
