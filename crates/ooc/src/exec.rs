@@ -42,7 +42,7 @@ use crate::error::{OocError, Result};
 use crate::file::{Side, StoredGraph};
 use crate::logs::{LogCounters, LogDir, Logs};
 use crate::plan::{fixed_plan, plan, Plan};
-use crate::reader::{Buffers, Item, Walk};
+use crate::reader::{Item, Walk};
 
 /// Which pages a superstep reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -185,7 +185,6 @@ pub struct OocExecutor {
     weights: bool,
     memory: u64,
     dir: LogDir,
-    bufs: Mutex<Buffers>,
     logs: LogCounters,
     steps: Mutex<Vec<StepStats>>,
 }
@@ -215,7 +214,6 @@ impl OocExecutor {
             io: opts.io,
             memory: opts.memory,
             dir,
-            bufs: Mutex::new(Buffers::default()),
             logs: LogCounters::default(),
             steps: Mutex::new(Vec::new()),
         })
@@ -371,14 +369,9 @@ impl OocExecutor {
                 }
             }
         };
-        {
-            let mut bufs = self.bufs.lock().unwrap_or_else(|e| e.into_inner());
-            match self.io {
-                IoMode::Active => {
-                    walk.run(&mut bufs, frontier.to_sorted_vec().into_iter(), &mut visit)?
-                }
-                IoMode::Full => walk.run(&mut bufs, 0..n as VertexId, &mut visit)?,
-            }
+        match self.io {
+            IoMode::Active => walk.run(frontier.to_sorted_vec().into_iter(), &mut visit)?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
         }
         if let Some(e) = err {
             return Err(e);
@@ -467,16 +460,9 @@ impl OocExecutor {
                 .collect();
             out.extend(woke);
         };
-        {
-            let mut bufs = self.bufs.lock().unwrap_or_else(|e| e.into_inner());
-            match self.io {
-                IoMode::Active => walk.run(
-                    &mut bufs,
-                    (0..n as VertexId).filter(|&v| p.cond(v)),
-                    &mut visit,
-                )?,
-                IoMode::Full => walk.run(&mut bufs, 0..n as VertexId, &mut visit)?,
-            }
+        match self.io {
+            IoMode::Active => walk.run((0..n as VertexId).filter(|&v| p.cond(v)), &mut visit)?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
         }
         finish(cur.take(), &mut out);
         Ok(out)

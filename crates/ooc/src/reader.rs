@@ -2,13 +2,15 @@
 //!
 //! A [`Walk`] visits vertices in ascending order and hands each one's
 //! list, on each side it walks (out-, in-, or both), to a callback. It
-//! gathers vertices into a batch while the pages their lists touch fit the
-//! read buffer (per stream: neighbours and weights of each side), coalesces
-//! the pages of a batch into runs of consecutive pages, reads each run with
-//! one `pread` (`O_DIRECT` where the file system allows, else buffered and
-//! dropped from the page cache), and calls back for every vertex of the batch. A vertex whose list does not fit the buffer is read
-//! and handed over in pieces (the executor combines the pieces: dense
-//! signals split, law 4; sparse slots are per edge).
+//! plans batches of vertices whose lists' pages fit one read buffer (per
+//! stream: neighbours and weights of each side), coalescing a batch's pages
+//! into runs of consecutive pages. A reader thread reads each run with one
+//! `pread` (`O_DIRECT` where the file system allows, else buffered and
+//! dropped from the page cache) into one of two buffers while the calling
+//! thread computes on the other (double buffering), and the callback gets
+//! every vertex of a batch at once. A vertex whose list does not fit a
+//! buffer is read and handed over in pieces (the executor combines the
+//! pieces: dense signals split, law 4; sparse slots are per edge).
 //!
 //! Only the pages that hold a visited vertex's list are read, so visiting
 //! the active vertices reads the active pages; visiting every vertex reads
@@ -27,18 +29,11 @@ const WEIGHTS_PER_PAGE: u64 = PAGE / 8;
 /// them (half of a Kronecker graph's vertices are isolated).
 const MAX_ENTRIES: usize = 1 << 16;
 
-/// The read buffers (whole aligned pages), kept between supersteps.
+/// One read buffer (whole aligned pages) per stream.
 #[derive(Default)]
-pub(crate) struct Buffers {
+struct Buffers {
     targets: [Vec<Page>; 2],
     weights: [Vec<Page>; 2],
-}
-
-impl std::fmt::Debug for Buffers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let pages: usize = self.targets.iter().chain(&self.weights).map(Vec::len).sum();
-        write!(f, "Buffers({pages} pages)")
-    }
 }
 
 /// A run of consecutive pages of one stream and where it lands in the buffer.
@@ -103,7 +98,7 @@ fn weights_of(pages: &[Page]) -> &[f64] {
     bytemuck::cast_slice(pages)
 }
 
-/// One vertex's list on one side, placed in the buffers.
+/// One vertex's list (or a piece of it) on one side, placed in the buffers.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     v: VertexId,
@@ -111,6 +106,23 @@ struct Entry {
     t: usize,
     w: usize,
     len: usize,
+    whole: bool,
+}
+
+/// One buffer fill: the page runs of each stream and the lists they hold.
+#[derive(Debug)]
+struct Job {
+    streams: Vec<Stream>,
+    entries: Vec<Entry>,
+}
+
+impl Job {
+    fn new(sides: usize) -> Self {
+        Job {
+            streams: (0..2 * sides).map(|_| Stream::default()).collect(),
+            entries: Vec::new(),
+        }
+    }
 }
 
 /// One vertex's list (or a piece of it) on one side of a walk.
@@ -144,10 +156,11 @@ pub(crate) struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// The walk's streams' page capacity for `read_bytes` of buffers.
+    /// The pages each stream's buffer holds for `read_bytes` of buffers
+    /// (two buffers, double-buffered).
     pub fn cap_for(read_bytes: u64, sides: usize, weights: bool) -> u64 {
         let streams = sides as u64 * (1 + u64::from(weights));
-        (read_bytes / PAGE / streams.max(1)).max(2)
+        (read_bytes / 2 / PAGE / streams.max(1)).max(2)
     }
 
     /// Refuses a list holding an id that is not a vertex (a corrupt file
@@ -167,84 +180,169 @@ impl Walk<'_> {
     /// Visits `verts` (ascending) in batches; see the module docs.
     pub fn run(
         &self,
-        bufs: &mut Buffers,
-        verts: impl Iterator<Item = VertexId>,
+        verts: impl Iterator<Item = VertexId> + Send,
         f: &mut Visit<'_>,
     ) -> Result<()> {
-        let cap = self.cap_pages;
-        for s in 0..self.sides.len() {
-            bufs.targets[s].resize(cap as usize, Page([0; PAGE as usize]));
-            if self.weights {
-                bufs.weights[s].resize(cap as usize, Page([0; PAGE as usize]));
+        let cap = self.cap_pages as usize;
+        let fresh = || {
+            let mut b = Buffers::default();
+            for s in 0..self.sides.len() {
+                b.targets[s] = vec![Page([0; PAGE as usize]); cap];
+                if self.weights {
+                    b.weights[s] = vec![Page([0; PAGE as usize]); cap];
+                }
             }
-        }
-        let mut streams: Vec<Stream> = (0..2 * self.sides.len())
-            .map(|_| Stream::default())
-            .collect();
-        let mut entries: Vec<Entry> = Vec::new();
+            b
+        };
+        std::thread::scope(|scope| {
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<(Job, Buffers)>>(1);
+            let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Buffers>(2);
+            for _ in 0..2 {
+                let _ = empty_tx.send(fresh());
+            }
+            scope.spawn(move || {
+                self.plan(verts, &mut |job| {
+                    let Ok(mut b) = empty_rx.recv() else {
+                        return false;
+                    };
+                    let read = self.read(&job, &mut b).map(|()| (job, b));
+                    let ok = read.is_ok();
+                    full_tx.send(read).is_ok() && ok
+                });
+            });
+            let mut result = Ok(());
+            for msg in full_rx.iter() {
+                match msg.and_then(|(job, b)| self.deliver(&job, &b, f).map(|()| b)) {
+                    Ok(b) => {
+                        let _ = empty_tx.send(b);
+                    }
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            // Dropping both ends stops a reader still planning (after an
+            // error) before the scope joins it.
+            drop(empty_tx);
+            drop(full_rx);
+            result
+        })
+    }
+
+    /// Cuts `verts` into jobs and hands each to `emit`, which returns
+    /// whether to go on.
+    fn plan(&self, verts: impl Iterator<Item = VertexId>, emit: &mut dyn FnMut(Job) -> bool) {
+        let mut job = Job::new(self.sides.len());
         for v in verts {
-            let fits = |streams: &[Stream]| {
-                self.sides.iter().enumerate().all(|(s, side)| {
-                    let (a, b) = side.range(v);
-                    streams[2 * s].used + streams[2 * s].new_pages(a, b, TARGETS_PER_PAGE) <= cap
-                        && (!self.weights
-                            || streams[2 * s + 1].used
-                                + streams[2 * s + 1].new_pages(a, b, WEIGHTS_PER_PAGE)
-                                <= cap)
-                })
-            };
-            if entries.len() >= MAX_ENTRIES || !fits(&streams) {
-                self.flush(bufs, &mut streams, &mut entries, f)?;
-                if !fits(&streams) {
-                    self.giant(bufs, v, f)?;
+            if job.entries.len() >= MAX_ENTRIES || !self.fits(&job, v) {
+                if !job.entries.is_empty() {
+                    let full = std::mem::replace(&mut job, Job::new(self.sides.len()));
+                    if !emit(full) {
+                        return;
+                    }
+                }
+                if !self.fits(&job, v) {
+                    if !self.giant(v, emit) {
+                        return;
+                    }
                     continue;
                 }
             }
             for (s, side) in self.sides.iter().enumerate() {
                 let (a, b) = side.range(v);
-                let t = streams[2 * s].add(a, b, TARGETS_PER_PAGE);
+                let t = job.streams[2 * s].add(a, b, TARGETS_PER_PAGE);
                 let w = match self.weights {
-                    true => streams[2 * s + 1].add(a, b, WEIGHTS_PER_PAGE),
+                    true => job.streams[2 * s + 1].add(a, b, WEIGHTS_PER_PAGE),
                     false => 0,
                 };
-                entries.push(Entry {
+                job.entries.push(Entry {
                     v,
                     side: s,
                     t,
                     w,
                     len: (b - a) as usize,
+                    whole: true,
                 });
             }
         }
-        self.flush(bufs, &mut streams, &mut entries, f)
+        if !job.entries.is_empty() {
+            emit(job);
+        }
     }
 
-    /// Reads the batch's runs, calls back for its entries, drops the pages.
-    fn flush(
-        &self,
-        bufs: &mut Buffers,
-        streams: &mut [Stream],
-        entries: &mut Vec<Entry>,
-        f: &mut Visit<'_>,
-    ) -> Result<()> {
-        for (i, st) in streams.iter().enumerate() {
-            let (side, is_w) = (self.sides[i / 2], i % 2 == 1);
-            for r in &st.runs {
-                let range = (r.buf_page * PAGE) as usize..((r.buf_page + r.pages) * PAGE) as usize;
-                if is_w {
-                    let base = side.weights.unwrap_or(0);
-                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut bufs.weights[i / 2]);
-                    self.g
-                        .read_pages(base + r.first_page * PAGE, &mut bytes[range])?;
-                } else {
-                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut bufs.targets[i / 2]);
-                    self.g
-                        .read_pages(side.targets + r.first_page * PAGE, &mut bytes[range])?;
+    /// Whether `v`'s lists fit `job`'s buffers beside what it holds.
+    fn fits(&self, job: &Job, v: VertexId) -> bool {
+        let cap = self.cap_pages;
+        let st = &job.streams;
+        self.sides.iter().enumerate().all(|(s, side)| {
+            let (a, b) = side.range(v);
+            st[2 * s].used + st[2 * s].new_pages(a, b, TARGETS_PER_PAGE) <= cap
+                && (!self.weights
+                    || st[2 * s + 1].used + st[2 * s + 1].new_pages(a, b, WEIGHTS_PER_PAGE) <= cap)
+        })
+    }
+
+    /// Jobs of one piece each for `v`, whose lists do not fit a buffer.
+    fn giant(&self, v: VertexId, emit: &mut dyn FnMut(Job) -> bool) -> bool {
+        let per_piece = (self.cap_pages - 1)
+            * match self.weights {
+                true => WEIGHTS_PER_PAGE,
+                false => TARGETS_PER_PAGE,
+            };
+        for (s, side) in self.sides.iter().enumerate() {
+            let (a, b) = side.range(v);
+            let mut x = a;
+            loop {
+                let y = (x + per_piece).min(b);
+                let mut job = Job::new(self.sides.len());
+                let t = job.streams[2 * s].add(x, y, TARGETS_PER_PAGE);
+                let w = match self.weights {
+                    true => job.streams[2 * s + 1].add(x, y, WEIGHTS_PER_PAGE),
+                    false => 0,
+                };
+                job.entries.push(Entry {
+                    v,
+                    side: s,
+                    t,
+                    w,
+                    len: (y - x) as usize,
+                    whole: false,
+                });
+                if !emit(job) {
+                    return false;
+                }
+                x = y;
+                if x >= b {
+                    break;
                 }
             }
         }
-        let mut items = Vec::with_capacity(entries.len());
-        for e in entries.iter() {
+        true
+    }
+
+    /// Reads a job's runs into `bufs`.
+    fn read(&self, job: &Job, bufs: &mut Buffers) -> Result<()> {
+        for (i, st) in job.streams.iter().enumerate() {
+            let side = self.sides[i / 2];
+            for r in &st.runs {
+                let range = (r.buf_page * PAGE) as usize..((r.buf_page + r.pages) * PAGE) as usize;
+                let (base, pages) = match i % 2 {
+                    1 => (side.weights.unwrap_or(0), &mut bufs.weights[i / 2]),
+                    _ => (side.targets, &mut bufs.targets[i / 2]),
+                };
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(pages);
+                self.g
+                    .read_pages(base + r.first_page * PAGE, &mut bytes[range])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands a read job's lists to `f`.
+    fn deliver(&self, job: &Job, bufs: &Buffers, f: &mut Visit<'_>) -> Result<()> {
+        let mut items = Vec::with_capacity(job.entries.len());
+        for e in &job.entries {
             let t = &targets_of(&bufs.targets[e.side])[e.t..e.t + e.len];
             self.check(t)?;
             let w = self
@@ -255,77 +353,10 @@ impl Walk<'_> {
                 side: e.side,
                 targets: t,
                 weights: w,
-                whole: true,
+                whole: e.whole,
             });
         }
-        if !items.is_empty() {
-            f(&items);
-        }
-        for st in streams.iter_mut() {
-            st.runs.clear();
-            st.used = 0;
-        }
-        entries.clear();
-        Ok(())
-    }
-
-    /// Hands `v`'s lists over in pieces that fit the buffers.
-    fn giant(&self, bufs: &mut Buffers, v: VertexId, f: &mut Visit<'_>) -> Result<()> {
-        let per_piece = (self.cap_pages - 1)
-            * match self.weights {
-                true => WEIGHTS_PER_PAGE,
-                false => TARGETS_PER_PAGE,
-            };
-        for (s, side) in self.sides.iter().enumerate() {
-            let (a, b) = side.range(v);
-            if a == b {
-                f(&[Item {
-                    v,
-                    side: s,
-                    targets: &[],
-                    weights: self.weights.then_some(&[]),
-                    whole: false,
-                }]);
-                continue;
-            }
-            let mut x = a;
-            while x < b {
-                let y = (x + per_piece).min(b);
-                let piece = |per_page: u64, base: u64, bytes: &mut [u8]| -> Result<usize> {
-                    let (p0, p1) = (x / per_page, y.div_ceil(per_page));
-                    let len = ((p1 - p0) * PAGE) as usize;
-                    self.g.read_pages(base + p0 * PAGE, &mut bytes[..len])?;
-                    Ok((x - p0 * per_page) as usize)
-                };
-                let t = piece(
-                    TARGETS_PER_PAGE,
-                    side.targets,
-                    bytemuck::cast_slice_mut(&mut bufs.targets[s]),
-                )?;
-                let w = match self.weights {
-                    true => piece(
-                        WEIGHTS_PER_PAGE,
-                        side.weights.unwrap_or(0),
-                        bytemuck::cast_slice_mut(&mut bufs.weights[s]),
-                    )?,
-                    false => 0,
-                };
-                let len = (y - x) as usize;
-                let ws = self
-                    .weights
-                    .then(|| &weights_of(&bufs.weights[s])[w..w + len]);
-                let ts = &targets_of(&bufs.targets[s])[t..t + len];
-                self.check(ts)?;
-                f(&[Item {
-                    v,
-                    side: s,
-                    targets: ts,
-                    weights: ws,
-                    whole: false,
-                }]);
-                x = y;
-            }
-        }
+        f(&items);
         Ok(())
     }
 }
