@@ -183,22 +183,11 @@ impl Walk<'_> {
         verts: impl Iterator<Item = VertexId> + Send,
         f: &mut Visit<'_>,
     ) -> Result<()> {
-        let cap = self.cap_pages as usize;
-        let fresh = || {
-            let mut b = Buffers::default();
-            for s in 0..self.sides.len() {
-                b.targets[s] = vec![Page([0; PAGE as usize]); cap];
-                if self.weights {
-                    b.weights[s] = vec![Page([0; PAGE as usize]); cap];
-                }
-            }
-            b
-        };
         std::thread::scope(|scope| {
             let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<(Job, Buffers)>>(1);
             let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Buffers>(2);
             for _ in 0..2 {
-                let _ = empty_tx.send(fresh());
+                let _ = empty_tx.send(Buffers::default());
             }
             scope.spawn(move || {
                 self.plan(verts, &mut |job| {
@@ -321,10 +310,18 @@ impl Walk<'_> {
         true
     }
 
-    /// Reads a job's runs into `bufs`.
+    /// Reads a job's runs into `bufs` (grown to the job's pages, at most
+    /// the walk's capacity: a small step touches little memory).
     fn read(&self, job: &Job, bufs: &mut Buffers) -> Result<()> {
         for (i, st) in job.streams.iter().enumerate() {
             let side = self.sides[i / 2];
+            let pages = match i % 2 {
+                1 => &mut bufs.weights[i / 2],
+                _ => &mut bufs.targets[i / 2],
+            };
+            if pages.len() < st.used as usize {
+                pages.resize(st.used as usize, Page([0; PAGE as usize]));
+            }
             for r in &st.runs {
                 let range = (r.buf_page * PAGE) as usize..((r.buf_page + r.pages) * PAGE) as usize;
                 let (base, pages) = match i % 2 {
