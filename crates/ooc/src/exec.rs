@@ -79,6 +79,9 @@ pub struct OocOptions {
     /// Whether to read edge weights (when the graph has them); algorithms
     /// that ignore weights save their I/O with `false`.
     pub weights: bool,
+    /// Whether to read with `O_DIRECT` where the file system allows it
+    /// (else buffered reads, dropped from the page cache after use).
+    pub direct: bool,
     /// Buffer sizes that override the budget's plan: `(read buffer bytes,
     /// log buffer bytes, interval adjacency bytes)`, for tests and
     /// experiments (see [`crate::plan::fixed_plan`]).
@@ -95,6 +98,7 @@ impl Default for OocOptions {
             io: IoMode::Active,
             state_bytes: 0,
             weights: true,
+            direct: true,
             tuning: None,
             temp_parent: None,
         }
@@ -196,6 +200,7 @@ impl OocExecutor {
     /// interval before reading any adjacency.
     pub fn open(graph_file: &Path, opts: &OocOptions) -> Result<Self> {
         let g = StoredGraph::open(graph_file)?;
+        g.use_direct_io(opts.direct);
         let plan = match opts.tuning {
             Some((read, log, interval)) => fixed_plan(&g, read, log, interval),
             None => plan(&g, opts.memory, opts.state_bytes)?,

@@ -369,6 +369,12 @@ impl StoredGraph {
         Ok(())
     }
 
+    /// Turns `O_DIRECT` reads off (buffered reads dropped from the cache
+    /// after use) or back on where the file system allows them.
+    pub fn use_direct_io(&self, on: bool) {
+        self.direct_ok.store(on, Ordering::Relaxed);
+    }
+
     /// Whether adjacency reads bypass the page cache (`O_DIRECT`).
     pub fn direct_io(&self) -> bool {
         self.direct.is_some() && self.direct_ok.load(Ordering::Relaxed)

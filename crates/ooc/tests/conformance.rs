@@ -269,3 +269,34 @@ fn a_pushed_bfs_spills_its_logs_and_reads_back_every_byte() {
     drop(exec);
     assert!(!logs.exists());
 }
+
+#[test]
+fn buffered_reads_without_direct_io_give_the_same_results() {
+    // What a file system that refuses O_DIRECT gets: buffered reads.
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = Spec {
+        n: 500,
+        edges: (0..3000u32)
+            .map(|i| ((i * 7) % 500, (i * 13 + 5) % 500, f64::from(i % 7)))
+            .collect(),
+        directed: true,
+        weighted: true,
+        dedup: false,
+        reorder: true,
+    };
+    let g = spec.build();
+    let dir = DataDir::new(tmp.path())
+        .save("g", &g, &Provenance::default(), false)
+        .unwrap();
+    let opts = OocOptions {
+        tuning: Some((2 * 4096, 128, 512)),
+        direct: false,
+        ..Default::default()
+    };
+    let exec = OocExecutor::open(&dir.join("graph.plx"), &opts).unwrap();
+    assert!(!exec.graph().direct_io());
+    for a in ALGORITHMS {
+        check(a, &g, &exec, 7).unwrap();
+    }
+    assert!(exec.take_fault().is_none());
+}
