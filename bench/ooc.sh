@@ -4,6 +4,7 @@
 #   bench/ooc.sh                      # kron22 (generated if missing), BFS and PageRank
 #   GRAPHS="kron22 cnr-2000" bench/ooc.sh
 #   SCALE=20 TIMEOUT=120 bench/ooc.sh
+#   GRAPHS=kron22w ALGS=sssp bench/ooc.sh   # weighted kron22 (GAP weights 1..255)
 #
 # 1. Measures the disk under the data directory: sequential MB/s (dd with
 #    O_DIRECT over the graph file) and random 16 KiB reads per second (cold
@@ -57,6 +58,7 @@ ensure_graph() {
     local g=$1
     [ -f "$DATA/$g/graph.plx" ] && return 0
     case $g in
+        kron*w) local sc=${g#kron}; "$BIN" -q generate kron --scale "${sc%w}" --weighted --name "$g" ;;
         kron*) "$BIN" -q generate kron --scale "${g#kron}" --name "$g" ;;
         USA-road-*) "$BIN" -q import "$SHARED/$g.el.gz" --undirected --name "$g" ;;
         *) "$BIN" -q import "$SHARED/$g.el.gz" --name "$g" ;;
