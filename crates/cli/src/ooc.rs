@@ -115,7 +115,7 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
         None => 0,
     };
     if entry.algorithm == Algorithm::Sssp {
-        exec.graph().prepare_facts()?;
+        exec.graph().prepare_weight_stats()?;
     }
     let load = t.elapsed().as_secs_f64();
     let t = Instant::now();

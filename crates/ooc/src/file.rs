@@ -472,16 +472,12 @@ impl StoredGraph {
         Ok(true)
     }
 
-    /// Computes the weight facts and duplicate-freedom now, so that their
-    /// I/O errors are returned here rather than recorded as a fault.
-    pub fn prepare_facts(&self) -> Result<()> {
+    /// Computes the weight facts now (one pass over the out-weights), so
+    /// that an I/O error is returned here rather than recorded as a fault.
+    pub fn prepare_weight_stats(&self) -> Result<()> {
         if self.weight_stats.get().is_none() {
             let s = self.compute_weight_stats()?;
             let _ = self.weight_stats.set(s);
-        }
-        if self.strictly_increasing.get().is_none() {
-            let s = self.compute_strictly_increasing()?;
-            let _ = self.strictly_increasing.set(s);
         }
         Ok(())
     }
