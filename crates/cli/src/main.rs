@@ -17,6 +17,7 @@ mod fmt;
 mod graph_cmds;
 mod live;
 mod mix;
+mod ooc;
 mod out;
 mod probe;
 mod profile;

@@ -66,10 +66,13 @@ pub struct RunArgs {
     /// networkx (default) or graphalytics (LDBC Graphalytics definitions and output conventions).
     #[arg(long, value_parser = ["networkx", "graphalytics"])]
     pub semantics: Option<String>,
-    /// Executor: memory (the fast in-memory kernels) or scan (the algorithm's driver through
-    /// the shared-scan executor, one job; pagerank and ppr run Jacobi in double precision).
+    /// Executor: memory (the fast in-memory kernels), scan (the algorithm's driver through
+    /// the shared-scan executor, one job; pagerank and ppr run Jacobi in double precision) or
+    /// ooc (the driver out of core, reading the stored graph by pages under --memory).
     #[arg(long, default_value = "memory", value_parser = parse_executor)]
     pub executor: ExecutorKind,
+    #[command(flatten)]
+    pub ooc: crate::ooc::OocArgs,
     /// Check the result's defining property and print the outcome (exit 2 if it fails).
     #[arg(long)]
     pub verify: bool,
@@ -131,6 +134,7 @@ impl RunArgs {
             delta: None,
             semantics: None,
             executor: ExecutorKind::Memory,
+            ooc: Default::default(),
             verify: true,
             out: None,
             json: false,
@@ -179,6 +183,15 @@ impl RunArgs {
 /// rules, parameters written as `--NAME`).
 pub fn resolve(g: &Graph, a: &RunArgs) -> anyhow::Result<Resolved> {
     request::resolve(g, &a.request()).map_err(|e| anyhow::anyhow!(e.message("--")))
+}
+
+/// Refuses options `entry` does not take and executors that do not run it
+/// (the library's rules, parameters written as `--NAME`).
+pub(crate) fn check_options(
+    entry: &'static plexus_engine::registry::Entry,
+    a: &RunArgs,
+) -> anyhow::Result<()> {
+    request::check_options(entry, &a.request()).map_err(|e| anyhow::anyhow!(e.message("--")))
 }
 
 /// Runs the algorithm (on the current rayon pool).
@@ -325,6 +338,10 @@ pub fn write_parquet(
 }
 
 pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    crate::ooc::check_flags(&a)?;
+    if a.executor == ExecutorKind::Ooc {
+        return crate::ooc::run(ctx, &a);
+    }
     if let Some(out) = &a.out {
         crate::out::check(out, &["csv", "parquet"])?;
     }

@@ -39,17 +39,22 @@ pub enum ExecutorKind {
     Memory,
     /// The shared-scan executor running the algorithm's driver (one job).
     Scan,
+    /// The out-of-core executor (`plexus-ooc`) running the algorithm's
+    /// driver over the stored graph under a memory budget.
+    Ooc,
 }
 
 impl ExecutorKind {
     /// Every executor, in the order `--executor` lists them.
-    pub const ALL: &'static [ExecutorKind] = &[ExecutorKind::Memory, ExecutorKind::Scan];
+    pub const ALL: &'static [ExecutorKind] =
+        &[ExecutorKind::Memory, ExecutorKind::Scan, ExecutorKind::Ooc];
 
     /// The name `--executor` takes.
     pub fn name(self) -> &'static str {
         match self {
             ExecutorKind::Memory => "memory",
             ExecutorKind::Scan => "scan",
+            ExecutorKind::Ooc => "ooc",
         }
     }
 
@@ -190,6 +195,8 @@ pub enum BenchGraphs {
 }
 
 const BOTH: &[ExecutorKind] = &[ExecutorKind::Memory, ExecutorKind::Scan];
+/// In memory, the shared scan, and out of core (`--executor ooc`).
+const ALL_THREE: &[ExecutorKind] = &[ExecutorKind::Memory, ExecutorKind::Scan, ExecutorKind::Ooc];
 const MEMORY: &[ExecutorKind] = &[ExecutorKind::Memory];
 
 /// The algorithms, in the order the CLI and the demo list them.
@@ -199,7 +206,7 @@ pub const ALGORITHMS: &[Entry] = &[
         name: "bfs",
         about: "breadth-first search: hop depth and a parent of every vertex",
         params: &["source", "semantics"],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["depth", "parent"],
         needs_weights: false,
         graphalytics: Some("BFS"),
@@ -212,7 +219,7 @@ pub const ALGORITHMS: &[Entry] = &[
         name: "sssp",
         about: "single-source shortest paths (delta-stepping) on non-negative weights",
         params: &["source", "delta", "semantics"],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["distance", "parent"],
         needs_weights: true,
         graphalytics: Some("SSSP"),
@@ -232,7 +239,7 @@ pub const ALGORITHMS: &[Entry] = &[
             "precision",
             "semantics",
         ],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["rank"],
         needs_weights: false,
         graphalytics: Some("PR"),
@@ -252,7 +259,7 @@ pub const ALGORITHMS: &[Entry] = &[
             "method",
             "precision",
         ],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["rank"],
         needs_weights: false,
         graphalytics: None,
@@ -265,7 +272,7 @@ pub const ALGORITHMS: &[Entry] = &[
         name: "wcc",
         about: "weakly connected components, labelled by their smallest vertex",
         params: &["semantics"],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["component"],
         needs_weights: false,
         graphalytics: Some("WCC"),
@@ -330,7 +337,7 @@ pub const ALGORITHMS: &[Entry] = &[
         name: "kcore",
         about: "k-core decomposition: the core number of every vertex",
         params: &["k"],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["core"],
         needs_weights: false,
         graphalytics: None,
@@ -343,7 +350,7 @@ pub const ALGORITHMS: &[Entry] = &[
         name: "cdlp",
         about: "community detection by label propagation",
         params: &["iterations", "semantics"],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["label"],
         needs_weights: false,
         graphalytics: Some("CDLP"),
@@ -356,7 +363,7 @@ pub const ALGORITHMS: &[Entry] = &[
         name: "coloring",
         about: "greedy graph colouring (Jones-Plassmann)",
         params: &["seed"],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["color"],
         needs_weights: false,
         graphalytics: None,
@@ -369,7 +376,7 @@ pub const ALGORITHMS: &[Entry] = &[
         name: "mis",
         about: "maximal independent set (Luby)",
         params: &["seed"],
-        executors: BOTH,
+        executors: ALL_THREE,
         columns: &["in_set"],
         needs_weights: false,
         graphalytics: None,

@@ -938,10 +938,17 @@ fn decode_header(path: &Path, b: &[u8]) -> Result<Header> {
     })
 }
 
-/// Reads and checks just the header of a graph file.
+/// Reads and checks just the header of a graph file: its first bytes
+/// (the fixed header, at most 64 section entries and the checksum), read,
+/// not mapped, so that the out-of-core executor never maps the file.
 pub fn read_header(path: &Path) -> Result<Header> {
-    let map = map_file(path)?;
-    decode_header(path, &map)
+    use std::io::Read;
+    let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
+    let mut b = Vec::with_capacity(FIXED_HEADER + ENTRY_SIZE * 64 + 8);
+    file.take((FIXED_HEADER + ENTRY_SIZE * 64 + 8) as u64)
+        .read_to_end(&mut b)
+        .map_err(|e| GraphError::io(path, e))?;
+    decode_header(path, &b)
 }
 
 #[allow(unsafe_code)]

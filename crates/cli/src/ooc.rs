@@ -1,0 +1,329 @@
+//! `plexus run ALGO GRAPH --executor ooc --memory SIZE [--io active|full]`:
+//! the algorithm's driver on the out-of-core executor (`plexus-ooc`), which
+//! reads the stored graph by page ranges instead of mapping it. Kept apart
+//! from `run.rs` (which loads the graph in memory): `run::run` hands over
+//! to [`run`] when `--executor ooc` is given.
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use plexus_engine::algo;
+use plexus_engine::program::GraphView;
+use plexus_engine::registry::{self, Algorithm, ExecutorKind};
+use plexus_graph::store::GRAPH_FILE;
+use plexus_graph::{IdMap, VertexId};
+use plexus_ooc::{IoMode, OocExecutor, OocOptions};
+use serde_json::{json, Map, Value};
+
+use crate::fmt::{secs, thousands};
+use crate::graph_cmds::Ctx;
+use crate::run::RunArgs;
+
+/// The options of the out-of-core executor.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OocArgs {
+    /// --executor ooc: the memory budget (bytes, or with a K, M, G or T suffix), counting the
+    /// per-vertex arrays, the algorithm's state, the read buffer and the message logs; a budget
+    /// too small for one interval is refused, naming the least that fits.
+    #[arg(long, value_parser = parse_memory)]
+    pub memory: Option<u64>,
+    /// --executor ooc: which pages a superstep reads: active (only those holding the lists it
+    /// needs; default) or full (every page, every superstep: the GraphChi-style baseline).
+    #[arg(long, value_parser = ["active", "full"])]
+    pub io: Option<String>,
+}
+
+fn parse_memory(s: &str) -> Result<u64, String> {
+    plexus_ooc::parse_size(s).map_err(|e| e.to_string())
+}
+
+/// Refuses `--memory` and `--io` without `--executor ooc`.
+pub fn check_flags(a: &RunArgs) -> anyhow::Result<()> {
+    if a.executor != ExecutorKind::Ooc && (a.ooc.memory.is_some() || a.ooc.io.is_some()) {
+        bail!("--memory and --io apply to --executor ooc only");
+    }
+    Ok(())
+}
+
+/// The process's peak resident memory (`VmHWM`), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs `a` on the out-of-core executor.
+pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
+    let Some((entry, by_ga_name)) = registry::find(&a.algorithm) else {
+        bail!(
+            "unknown algorithm '{}' (`plexus algorithms` lists them)",
+            a.algorithm
+        );
+    };
+    crate::run::check_options(entry, a)?;
+    if by_ga_name || a.semantics.as_deref() == Some("graphalytics") {
+        bail!("--executor ooc runs the networkx semantics only");
+    }
+    if a.verify || a.out.is_some() || a.repeat > 1 || a.warmup > 0.0 {
+        bail!("--executor ooc does not take --verify, --out, --repeat or --warmup yet");
+    }
+    let Some(memory) = a.ooc.memory else {
+        bail!("--executor ooc needs --memory SIZE (for example --memory 256M)");
+    };
+    let dir = ctx.data.graph_dir(&a.graph);
+    let file = dir.join(GRAPH_FILE);
+    if !file.exists() {
+        bail!(
+            "no graph named '{}' in {} (see `plexus list`)",
+            a.graph,
+            ctx.data.root().display()
+        );
+    }
+    if std::fs::metadata(dir.join("wal.log")).is_ok_and(|m| m.len() > 16) {
+        bail!(
+            "graph '{}' has committed transactions in wal.log; --executor ooc reads the base file \
+             only: run `plexus compact {}` first",
+            a.graph,
+            a.graph
+        );
+    }
+    let io = match a.ooc.io.as_deref() {
+        Some("full") => IoMode::Full,
+        _ => IoMode::Active,
+    };
+    let t = Instant::now();
+    let head = plexus_graph::store::read_header(&file)?;
+    let n = head.num_vertices;
+    let opts = OocOptions {
+        memory,
+        io,
+        state_bytes: n * plexus_ooc::state_bytes_per_vertex(entry.name),
+        weights: entry.algorithm == Algorithm::Sssp,
+        ..Default::default()
+    };
+    let exec = OocExecutor::open(&file, &opts)?;
+    if exec.graph().num_vertices() == 0 {
+        bail!("graph '{}' has no vertices", a.graph);
+    }
+    let source = match &a.source {
+        Some(s) => exec
+            .graph()
+            .ids()?
+            .lookup_str(s)
+            .with_context(|| format!("unknown source vertex '{s}' in graph '{}'", a.graph))?,
+        None => 0,
+    };
+    if entry.algorithm == Algorithm::Sssp {
+        exec.graph().prepare_weight_stats()?;
+    }
+    let load = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut s = Map::new();
+    let iterations = crate::run::with_progress(entry.name, ctx.quiet, || {
+        execute(&exec, entry.algorithm, a, source, &mut s)
+    })?;
+    let compute = t.elapsed().as_secs_f64();
+    if let Some(e) = exec.take_fault() {
+        return Err(e).context(format!("{} on '{}' out of core", entry.name, a.graph));
+    }
+    report(ctx, a, entry.name, &exec, (load, compute), iterations, s)
+}
+
+/// Runs the algorithm's driver on `exec`; fills the summary `s` and
+/// returns the iteration count.
+fn execute(
+    exec: &OocExecutor,
+    algorithm: Algorithm,
+    a: &RunArgs,
+    source: VertexId,
+    s: &mut Map<String, Value>,
+) -> anyhow::Result<Option<usize>> {
+    Ok(match algorithm {
+        Algorithm::Bfs => {
+            let cfg = algo::bfs::Config {
+                source,
+                ..Default::default()
+            };
+            let o = algo::bfs::run_on(exec, &cfg)?;
+            let reached = o.depth.iter().filter(|&&d| d != u32::MAX).count();
+            let maxd = o.depth.iter().filter(|&&d| d != u32::MAX).max();
+            s.insert("reached".into(), json!(reached));
+            s.insert("max_depth".into(), json!(maxd.copied().unwrap_or(0)));
+            Some(o.iterations)
+        }
+        Algorithm::Sssp => {
+            let cfg = algo::sssp::Config {
+                source,
+                delta: a.delta,
+            };
+            let o = algo::sssp::run_on(exec, &cfg)?;
+            let fin = o.dist.iter().copied().filter(|d| d.is_finite());
+            s.insert("reached".into(), json!(fin.clone().count()));
+            s.insert("max_distance".into(), json!(fin.fold(0.0, f64::max)));
+            Some(o.iterations)
+        }
+        Algorithm::PageRank | Algorithm::Ppr => pagerank(exec, algorithm, a, source, s)?,
+        Algorithm::Wcc => {
+            let o = algo::wcc::run_on(exec, &algo::wcc::Config::default())?;
+            s.insert("components".into(), json!(o.count));
+            None
+        }
+        Algorithm::Cdlp => {
+            let cfg = algo::cdlp::Config {
+                iterations: a.iterations.unwrap_or(algo::cdlp::DEFAULT_ITERATIONS),
+            };
+            let o = algo::cdlp::run_on(exec, &cfg)?;
+            let mut labels = o.label.clone();
+            labels.sort_unstable();
+            labels.dedup();
+            s.insert("communities".into(), json!(labels.len()));
+            Some(o.iterations)
+        }
+        Algorithm::Coloring => {
+            let cfg = algo::coloring::Config {
+                seed: a.seed.unwrap_or(algo::coloring::DEFAULT_SEED),
+            };
+            let o = algo::coloring::run_on(exec, &cfg)?;
+            s.insert("colors".into(), json!(o.num_colors));
+            None
+        }
+        Algorithm::Mis => {
+            let cfg = algo::mis::Config {
+                seed: a.seed.unwrap_or(algo::mis::DEFAULT_SEED),
+            };
+            let o = algo::mis::run_on(exec, &cfg)?;
+            s.insert("size".into(), json!(o.size));
+            None
+        }
+        Algorithm::Kcore => {
+            let o = algo::kcore::run_on(exec, &algo::kcore::Config { k: a.k })?;
+            s.insert("max_core".into(), json!(o.max_core));
+            if let Some(m) = o.in_k_core {
+                s.insert(
+                    "k_core_size".into(),
+                    json!(m.iter().filter(|&&b| b).count()),
+                );
+            }
+            None
+        }
+        _ => bail!("--executor ooc does not run this algorithm"),
+    })
+}
+
+/// PageRank or personalised PageRank: the driver's Jacobi iteration in
+/// double precision.
+fn pagerank(
+    exec: &OocExecutor,
+    algorithm: Algorithm,
+    a: &RunArgs,
+    source: VertexId,
+    s: &mut Map<String, Value>,
+) -> anyhow::Result<Option<usize>> {
+    if a.method.is_some() || a.precision.is_some() {
+        bail!("--executor ooc runs PageRank's driver (Jacobi in double precision); it takes no --method or --precision");
+    }
+    let n = exec.graph().num_vertices();
+    let mut cfg = algo::pagerank::Config::default();
+    if let Some(d) = a.damping {
+        if !(0.0..1.0).contains(&d) {
+            bail!("--damping must be in [0, 1), got {d}");
+        }
+        cfg.damping = d;
+    }
+    match a.tolerance {
+        Some(t) => cfg.tolerance = t,
+        None if algorithm == Algorithm::Ppr => {
+            cfg.tolerance = algo::pagerank::personalized_default_tolerance(n)
+        }
+        None => {}
+    }
+    cfg.iterations = a.iterations;
+    cfg.method = algo::pagerank::Method::Jacobi;
+    cfg.precision = algo::pagerank::Precision::Double;
+    if algorithm == Algorithm::Ppr {
+        cfg.personalization = Some(vec![source]);
+    }
+    let o = algo::pagerank::run_on(exec, &cfg)?;
+    s.insert("converged".into(), json!(o.converged));
+    s.insert("change".into(), json!(o.change));
+    let mut idx: Vec<usize> = (0..o.rank.len()).collect();
+    let by = |x: &usize, y: &usize| o.rank[*y].total_cmp(&o.rank[*x]).then(x.cmp(y));
+    if idx.len() > 10 {
+        idx.select_nth_unstable_by(10, by);
+        idx.truncate(10);
+    }
+    idx.sort_by(by);
+    let ids: IdMap = exec.graph().ids()?;
+    let top: Vec<Value> = idx
+        .iter()
+        .map(|&v| json!({"id": ids.external_string(v as u32), "value": o.rank[v]}))
+        .collect();
+    s.insert("top".into(), Value::Array(top));
+    Ok(Some(o.iterations))
+}
+
+/// Prints the summary and the executor's counters.
+fn report(
+    _ctx: &Ctx,
+    a: &RunArgs,
+    name: &str,
+    exec: &OocExecutor,
+    (load, compute): (f64, f64),
+    iterations: Option<usize>,
+    summary: Map<String, Value>,
+) -> anyhow::Result<()> {
+    let g = exec.graph();
+    let r = exec.report();
+    let peak = peak_rss_bytes();
+    if a.json {
+        let mut obj = Map::new();
+        obj.insert("algorithm".into(), json!(name));
+        obj.insert("executor".into(), json!("ooc"));
+        obj.insert("graph".into(), json!(a.graph));
+        obj.insert("threads".into(), json!(rayon::current_num_threads()));
+        obj.insert("vertices".into(), json!(g.num_vertices()));
+        obj.insert("arcs".into(), json!(g.num_arcs()));
+        obj.insert("load_seconds".into(), json!(load));
+        obj.insert("compute_seconds".into(), json!(compute));
+        obj.insert("iterations".into(), json!(iterations));
+        obj.extend(summary);
+        obj.insert("peak_rss_bytes".into(), json!(peak));
+        obj.insert("ooc".into(), serde_json::to_value(&r)?);
+        println!("{}", serde_json::to_string_pretty(&Value::Object(obj))?);
+        return Ok(());
+    }
+    use std::fmt::Write as _;
+    let mut text = format!(
+        "{name} on '{}' out of core ({} vertices, {} arcs, --memory {}, --io {}): load {}, compute {}{}",
+        a.graph,
+        thousands(g.num_vertices() as u64),
+        thousands(g.num_arcs()),
+        plexus_ooc::human_bytes(r.memory),
+        a.ooc.io.as_deref().unwrap_or("active"),
+        secs(load),
+        secs(compute),
+        iterations
+            .map(|i| format!(", {i} iterations"))
+            .unwrap_or_default()
+    );
+    for (k, v) in &summary {
+        let _ = write!(text, "\n  {k}: {}", crate::run::summarize(v));
+    }
+    let _ = write!(
+        text,
+        "\n  read: {} in {} pages, {} preads, {} of I/O ({} intervals, {} supersteps)\
+         \n  logs: {} written, {} read back\n  peak resident: {}",
+        plexus_ooc::human_bytes(r.bytes_read),
+        thousands(r.pages_read),
+        thousands(r.reads),
+        secs(r.io_seconds),
+        r.intervals,
+        r.supersteps.len(),
+        plexus_ooc::human_bytes(r.log_bytes_written),
+        plexus_ooc::human_bytes(r.log_bytes_read),
+        peak.map_or_else(|| "unknown".into(), plexus_ooc::human_bytes),
+    );
+    println!("{text}");
+    Ok(())
+}

@@ -1,0 +1,594 @@
+//! [`OocExecutor`]: the engine's [`Executor`] over a stored graph that is
+//! read, never mapped, page range by page range.
+//!
+//! A superstep, in the mode the engine's rule picks (Ligra's threshold on
+//! the whole-graph degrees the view answers with):
+//! - **sparse (push):** the active sources' lists (out-lists; in-lists too
+//!   when symmetric, in-lists only when reversed) are read by page ranges
+//!   in ascending order; each source's signal goes over each of its edges
+//!   into the message log of the destination's interval ([`crate::logs`]);
+//!   then every interval's log is read back and its messages applied with
+//!   `sparse_slot`.
+//! - **dense (pull):** the in-lists (out-lists too when symmetric, only
+//!   out-lists when reversed) of the vertices whose `cond` holds are read by
+//!   page ranges; each vertex's signal is folded over its list (pieces of a
+//!   list longer than the buffer combined, law 4) and its slot applied.
+//!
+//! With [`IoMode::Full`] every page of every list is read every superstep
+//! (GraphChi's pattern) and only the needed vertices are computed: the
+//! baseline that shows what reading only the active pages buys.
+//!
+//! The program's per-vertex state is the driver's (in memory, as every
+//! driver allocates it); the executor's own memory is the plan's
+//! ([`crate::plan`]). An I/O error during a superstep (which cannot return
+//! one) is recorded, later supersteps do nothing, and
+//! [`OocExecutor::take_fault`] returns it: callers check it after a run.
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use plexus_engine::edge_map::{Direction, Mode, DEFAULT_THRESHOLD_DIVISOR};
+use plexus_engine::program::{
+    deterministic_sum, Active, Executor, GraphView, InEdges, Modes, Step, StepOptions, Traversal,
+    VertexProgram, Vertices,
+};
+use plexus_engine::subset::{bit, VertexSubset};
+use plexus_graph::VertexId;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::{OocError, Result};
+use crate::file::{Side, StoredGraph};
+use crate::logs::{LogCounters, LogDir, Logs};
+use crate::plan::{fixed_plan, plan, Plan};
+use crate::reader::{Item, Walk};
+
+/// Which pages a superstep reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// Only the pages holding the lists the step needs (PartitionedVC).
+    #[default]
+    Active,
+    /// Every page of every list the step's direction walks (GraphChi).
+    Full,
+}
+
+impl IoMode {
+    /// The mode named `s` (`active` or `full`).
+    pub fn parse(s: &str) -> Option<IoMode> {
+        match s {
+            "active" => Some(IoMode::Active),
+            "full" => Some(IoMode::Full),
+            _ => None,
+        }
+    }
+}
+
+/// Options of an [`OocExecutor`].
+#[derive(Clone, Debug)]
+pub struct OocOptions {
+    /// The memory budget in bytes (see [`crate::plan`]).
+    pub memory: u64,
+    /// Which pages a superstep reads.
+    pub io: IoMode,
+    /// Bytes of per-vertex state the algorithm's driver holds (counted
+    /// against the budget; see [`state_bytes_per_vertex`]).
+    pub state_bytes: u64,
+    /// Whether to read edge weights (when the graph has them); algorithms
+    /// that ignore weights save their I/O with `false`.
+    pub weights: bool,
+    /// Whether to read with `O_DIRECT` where the file system allows it
+    /// (else buffered reads, dropped from the page cache after use).
+    pub direct: bool,
+    /// Buffer sizes that override the budget's plan: `(read buffer bytes,
+    /// log buffer bytes, interval adjacency bytes)`, for tests and
+    /// experiments (see [`crate::plan::fixed_plan`]).
+    pub tuning: Option<(u64, u64, u64)>,
+    /// Where the log directory goes (default: beside the graph's directory,
+    /// in the data directory).
+    pub temp_parent: Option<PathBuf>,
+}
+
+impl Default for OocOptions {
+    fn default() -> Self {
+        OocOptions {
+            memory: 1 << 30,
+            io: IoMode::Active,
+            state_bytes: 0,
+            weights: true,
+            direct: true,
+            tuning: None,
+            temp_parent: None,
+        }
+    }
+}
+
+/// A generous estimate of an algorithm's per-vertex driver state, in bytes
+/// (its arrays, frontiers and result), for the budget.
+pub fn state_bytes_per_vertex(algorithm: &str) -> u64 {
+    // bfs and pagerank measured on kron22 (peak RSS beyond the executor's
+    // own arrays and buffers: about 15 and 32 bytes a vertex), rounded up;
+    // the others from their drivers' arrays, with room to spare.
+    match algorithm {
+        "bfs" | "wcc" | "nhop" => 24,
+        "sssp" => 56,
+        "pagerank" | "ppr" => 40,
+        "cdlp" => 64,
+        "coloring" | "mis" | "kcore" => 48,
+        _ => 64,
+    }
+}
+
+/// What one superstep did.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepStats {
+    /// `sparse` or `dense`.
+    pub mode: &'static str,
+    /// Vertices in the frontier.
+    pub active: u64,
+    /// Vertices activated.
+    pub activated: u64,
+    /// Adjacency pages read.
+    pub pages: u64,
+    /// Adjacency bytes read.
+    pub bytes: u64,
+    /// Seconds in adjacency reads.
+    pub io_seconds: f64,
+    /// Log bytes written.
+    pub log_written: u64,
+    /// Log bytes read back.
+    pub log_read: u64,
+    /// Seconds the superstep took.
+    pub seconds: f64,
+}
+
+/// The executor's counters after (or during) a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// `active` or `full`.
+    pub io: IoMode,
+    /// The budget in bytes.
+    pub memory: u64,
+    /// Number of vertex intervals.
+    pub intervals: usize,
+    /// Adjacency read buffer bytes.
+    pub read_buffer_bytes: u64,
+    /// Bytes of one interval's log buffer.
+    pub log_buffer_bytes: u64,
+    /// Bytes of the fixed per-vertex arrays (with the state estimate).
+    pub fixed_bytes: u64,
+    /// Bytes of adjacency in the file (the graph's edges once).
+    pub adjacency_bytes: u64,
+    /// Adjacency bytes read (whole pages).
+    pub bytes_read: u64,
+    /// Adjacency pages read.
+    pub pages_read: u64,
+    /// `pread` calls for adjacency.
+    pub reads: u64,
+    /// Seconds in adjacency reads.
+    pub io_seconds: f64,
+    /// Bytes read once for offsets, permutation and weight facts.
+    pub setup_bytes: u64,
+    /// Log bytes written.
+    pub log_bytes_written: u64,
+    /// Log bytes read back.
+    pub log_bytes_read: u64,
+    /// Messages merged before reaching a slot.
+    pub messages_combined: u64,
+    /// Per superstep.
+    pub supersteps: Vec<StepStats>,
+}
+
+/// The out-of-core executor (see the module docs).
+#[derive(Debug)]
+pub struct OocExecutor {
+    g: StoredGraph,
+    plan: Plan,
+    io: IoMode,
+    weights: bool,
+    memory: u64,
+    dir: LogDir,
+    logs: LogCounters,
+    steps: Mutex<Vec<StepStats>>,
+}
+
+impl OocExecutor {
+    /// Opens the stored graph `graph_file` (a `graph.plx`) and plans its
+    /// intervals under `opts.memory`; refuses a budget too small for one
+    /// interval before reading any adjacency.
+    pub fn open(graph_file: &Path, opts: &OocOptions) -> Result<Self> {
+        let g = StoredGraph::open(graph_file)?;
+        g.use_direct_io(opts.direct);
+        let plan = match opts.tuning {
+            Some((read, log, interval)) => fixed_plan(&g, read, log, interval),
+            None => plan(&g, opts.memory, opts.state_bytes)?,
+        };
+        let parent = match &opts.temp_parent {
+            Some(p) => p.clone(),
+            None => graph_file
+                .parent()
+                .and_then(Path::parent)
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        };
+        let dir = LogDir::create(&parent)?;
+        Ok(OocExecutor {
+            weights: opts.weights && g.meta().weighted,
+            g,
+            plan,
+            io: opts.io,
+            memory: opts.memory,
+            dir,
+            logs: LogCounters::default(),
+            steps: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The stored graph.
+    pub fn graph(&self) -> &StoredGraph {
+        &self.g
+    }
+
+    /// The plan (intervals and buffers).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The directory holding the message logs.
+    pub fn log_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Takes the first I/O error a superstep met (see the module docs).
+    pub fn take_fault(&self) -> Option<OocError> {
+        self.g.take_fault()
+    }
+
+    /// The counters so far.
+    pub fn report(&self) -> Report {
+        let io = &self.g.io;
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        Report {
+            io: self.io,
+            memory: self.memory,
+            intervals: self.plan.intervals(),
+            read_buffer_bytes: self.plan.read_bytes,
+            log_buffer_bytes: self.plan.log_bytes,
+            fixed_bytes: self.plan.fixed_bytes,
+            adjacency_bytes: self.g.adjacency_bytes(),
+            bytes_read: get(&io.bytes),
+            pages_read: get(&io.pages),
+            reads: get(&io.reads),
+            io_seconds: get(&io.nanos) as f64 * 1e-9,
+            setup_bytes: get(&io.setup_bytes),
+            log_bytes_written: get(&self.logs.written),
+            log_bytes_read: get(&self.logs.read),
+            messages_combined: get(&self.logs.combined),
+            supersteps: self.steps.lock().map(|s| s.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// Pages, bytes, I/O nanoseconds, log bytes written and read so far.
+    fn counters(&self) -> [u64; 5] {
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let io = &self.g.io;
+        [
+            get(&io.pages),
+            get(&io.bytes),
+            get(&io.nanos),
+            get(&self.logs.written),
+            get(&self.logs.read),
+        ]
+    }
+
+    /// `(pushed along, gathered over)` for traversal `t`.
+    fn lists(&self, t: Traversal) -> (&Side, &Side) {
+        match t.reverse {
+            true => (self.g.inc(), self.g.out()),
+            false => (self.g.out(), self.g.inc()),
+        }
+    }
+
+    /// A walk over `sides`.
+    fn walk<'a>(&'a self, sides: Vec<&'a Side>) -> Walk<'a> {
+        let cap_pages = Walk::cap_for(self.plan.read_bytes, sides.len(), self.weights);
+        Walk {
+            g: &self.g,
+            sides,
+            weights: self.weights,
+            cap_pages,
+        }
+    }
+
+    /// Ligra's rule on the view's degrees (as `edge_map::decide` does on a
+    /// graph; a reverse step counts in-degrees, as the in-memory executor
+    /// does on the reversed graph).
+    fn decide(&self, frontier: &VertexSubset, opts: &StepOptions, t: Traversal) -> Mode {
+        match opts.direction {
+            Direction::Push => Mode::Sparse,
+            Direction::Pull => Mode::Dense,
+            Direction::Auto if frontier.is_empty() => Mode::Sparse,
+            Direction::Auto => {
+                let g = &self.g;
+                let threshold = opts
+                    .threshold
+                    .unwrap_or(g.num_arcs() / DEFAULT_THRESHOLD_DIVISOR);
+                let deg = |v: VertexId| -> u64 {
+                    let (o, i) = (g.out_degree(v) as u64, g.in_degree(v) as u64);
+                    match (t.reverse, opts.symmetric && g.is_directed()) {
+                        (_, true) => o + i,
+                        (true, false) => i,
+                        (false, false) => o,
+                    }
+                };
+                let work = frontier.len() as u64 + frontier.iter().map(deg).sum::<u64>();
+                if work > threshold {
+                    Mode::Dense
+                } else {
+                    Mode::Sparse
+                }
+            }
+        }
+    }
+
+    /// The push step: signals into logs, then slots from the logs.
+    fn sparse<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        t: Traversal,
+    ) -> Result<Vec<VertexId>> {
+        let n = self.g.num_vertices();
+        let (fwd, bwd) = self.lists(t);
+        let sides = if t.symmetric {
+            vec![fwd, bwd]
+        } else {
+            vec![fwd]
+        };
+        let walk = self.walk(sides);
+        let k = self.plan.intervals();
+        let buffers = self.plan.log_bytes * (k as u64 + 1);
+        let mut logs = Logs::new(p, &self.dir, &self.logs, k, self.plan.log_bytes, buffers);
+        let mut err: Option<OocError> = None;
+        let mut cur: Option<(VertexId, Option<P::Msg>)> = None;
+        let bits = match self.io {
+            IoMode::Full => frontier.to_dense().as_bitmap().map(<[u64]>::to_vec),
+            IoMode::Active => None,
+        };
+        let mut visit = |items: &[Item<'_>]| {
+            for it in items {
+                if err.is_some() || bits.as_ref().is_some_and(|b| !bit(b, it.v)) {
+                    continue;
+                }
+                if cur.as_ref().map(|c| c.0) != Some(it.v) {
+                    cur = Some((it.v, p.sparse_signal(it.v)));
+                }
+                let Some((_, Some(m))) = &cur else { continue };
+                for (i, &d) in it.targets.iter().enumerate() {
+                    let w = it.weights.map_or(1.0, |ws| ws[i]);
+                    let msg = p.over_edge(m.clone(), w);
+                    if let Err(e) = logs.push(self.plan.interval_of(d), d, msg) {
+                        err = Some(e);
+                        return;
+                    }
+                }
+            }
+        };
+        match self.io {
+            IoMode::Active => walk.run(frontier.to_sorted_vec().into_iter(), &mut visit)?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
+        }
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let mut out = Vec::new();
+        for i in 0..k {
+            logs.drain(i, &mut |v, m| {
+                if p.sparse_slot(v, m) {
+                    out.push(v);
+                }
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// The pull step: read the gathered lists of the vertices whose `cond`
+    /// holds, fold, slot.
+    fn dense<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        t: Traversal,
+    ) -> Result<Vec<VertexId>> {
+        let n = self.g.num_vertices();
+        let bits = (frontier.len() != n).then(|| match frontier.as_bitmap() {
+            Some(w) => w.to_vec(),
+            None => frontier.to_dense().as_bitmap().unwrap_or(&[]).to_vec(),
+        });
+        let active = bits.as_deref().map_or(Active::All, Active::Bitmap);
+        let (fwd, bwd) = self.lists(t);
+        let sides = if t.symmetric {
+            vec![bwd, fwd]
+        } else {
+            vec![bwd]
+        };
+        let walk = self.walk(sides);
+        let mut out = Vec::new();
+        // The vertex being gathered: its id, whether it takes messages, and
+        // its signal so far.
+        let mut cur: Option<(VertexId, bool, Option<P::Msg>)> = None;
+        let finish = |c: Option<(VertexId, bool, Option<P::Msg>)>, out: &mut Vec<VertexId>| {
+            if let Some((v, true, Some(m))) = c {
+                if p.dense_slot(v, m) {
+                    out.push(v);
+                }
+            }
+        };
+        let mut visit = |items: &[Item<'_>]| {
+            if items.first().is_some_and(|it| !it.whole) {
+                // A piece of a list longer than the buffer: fold it into the
+                // vertex's signal so far (law 4).
+                for it in items {
+                    if cur.as_ref().map(|c| c.0) != Some(it.v) {
+                        finish(cur.take(), &mut out);
+                        cur = Some((it.v, p.cond(it.v), None));
+                    }
+                    let Some((_, ok, acc)) = cur.as_mut() else {
+                        return;
+                    };
+                    if !*ok || (it.side == 1 && !p.cond(it.v)) {
+                        continue;
+                    }
+                    let edges = InEdges::new(it.targets, it.weights, active);
+                    if let Some(m) = p.dense_signal(it.v, edges) {
+                        *acc = Some(match acc.take() {
+                            Some(a) => p.combine(a, m),
+                            None => m,
+                        });
+                    }
+                }
+                return;
+            }
+            finish(cur.take(), &mut out);
+            // Whole lists: each vertex on one thread, vertices in parallel.
+            let starts: Vec<usize> = (0..items.len())
+                .filter(|&i| i == 0 || items[i - 1].v != items[i].v)
+                .collect();
+            let woke: Vec<VertexId> = starts
+                .par_iter()
+                .enumerate()
+                .with_min_len(64)
+                .filter_map(|(k, &s)| {
+                    let e = starts.get(k + 1).copied().unwrap_or(items.len());
+                    dense_whole(p, &items[s..e], active)
+                })
+                .collect();
+            out.extend(woke);
+        };
+        match self.io {
+            IoMode::Active => walk.run((0..n as VertexId).filter(|&v| p.cond(v)), &mut visit)?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
+        }
+        finish(cur.take(), &mut out);
+        Ok(out)
+    }
+}
+
+/// The dense step of one vertex whose lists (one item per side) are all in
+/// the buffer: `cond`, the signals over each side combined, the slot.
+/// Returns the vertex when the slot activates it.
+fn dense_whole<P: VertexProgram>(
+    p: &P,
+    group: &[Item<'_>],
+    active: Active<'_>,
+) -> Option<VertexId> {
+    let v = group.first()?.v;
+    if !p.cond(v) {
+        return None;
+    }
+    let mut acc: Option<P::Msg> = None;
+    for it in group {
+        if it.side == 1 && !p.cond(v) {
+            continue;
+        }
+        if let Some(m) = p.dense_signal(v, InEdges::new(it.targets, it.weights, active)) {
+            acc = Some(match acc {
+                Some(a) => p.combine(a, m),
+                None => m,
+            });
+        }
+    }
+    p.dense_slot(v, acc?).then_some(v)
+}
+
+impl Vertices for OocExecutor {
+    fn view(&self) -> &dyn GraphView {
+        &self.g
+    }
+
+    fn process_vertices<F: Fn(VertexId) -> bool + Sync>(
+        &self,
+        subset: &VertexSubset,
+        f: F,
+    ) -> VertexSubset {
+        let n = subset.num_vertices();
+        let kept: Vec<VertexId> = if subset.len() == n {
+            (0..n as VertexId)
+                .into_par_iter()
+                .with_min_len(1024)
+                .filter(|&v| f(v))
+                .collect()
+        } else {
+            subset
+                .to_sorted_vec()
+                .into_par_iter()
+                .with_min_len(256)
+                .filter(|&v| f(v))
+                .collect()
+        };
+        VertexSubset::from_ids(n, kept)
+    }
+
+    fn vertex_sum<F: Fn(VertexId) -> f64 + Sync>(&self, f: F) -> f64 {
+        deterministic_sum(self.g.num_vertices(), f)
+    }
+}
+
+impl Executor for OocExecutor {
+    fn superstep<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        opts: &StepOptions,
+    ) -> Step {
+        plexus_engine::progress::superstep(frontier.len() as u64);
+        let n = self.g.num_vertices();
+        let t = Traversal::new(self.g.is_directed(), opts);
+        let mode = match P::MODES {
+            Modes::SparseOnly => Mode::Sparse,
+            Modes::DenseOnly => Mode::Dense,
+            Modes::Both => self.decide(frontier, opts, t),
+        };
+        let before = self.counters();
+        let started = Instant::now();
+        let result = match (self.g.faulted(), mode) {
+            (true, _) => Ok(Vec::new()),
+            (false, Mode::Sparse) => self.sparse(p, frontier, t),
+            (false, Mode::Dense) => self.dense(p, frontier, t),
+        };
+        let ids = result.unwrap_or_else(|e| {
+            self.g.record(e);
+            Vec::new()
+        });
+        let after = self.counters();
+        let stats = StepStats {
+            mode: match mode {
+                Mode::Sparse => "sparse",
+                Mode::Dense => "dense",
+            },
+            active: frontier.len() as u64,
+            activated: ids.len() as u64,
+            pages: after[0] - before[0],
+            bytes: after[1] - before[1],
+            io_seconds: (after[2] - before[2]) as f64 * 1e-9,
+            log_written: after[3] - before[3],
+            log_read: after[4] - before[4],
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        if let Ok(mut s) = self.steps.lock() {
+            s.push(stats);
+        }
+        let next = match mode {
+            Mode::Sparse => VertexSubset::from_ids(n, ids),
+            Mode::Dense => {
+                let mut words = vec![0u64; n.div_ceil(64)];
+                for v in ids {
+                    words[v as usize / 64] |= 1 << (v % 64);
+                }
+                VertexSubset::from_bitmap(n, words)
+            }
+        };
+        Step { next, mode }
+    }
+}
