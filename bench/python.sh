@@ -12,11 +12,16 @@
 #
 #   bench/python.sh [--graphs "slashdot cnr kron20"] [--repeat 3] [--timeout 600]
 #                   [--backends "plexus graphblas parallel networkx"]
-#                   [--kernels "pagerank cc bc64 bfs"] [--load-graphs kron20]
+#                   [--kernels "pagerank cc bc64 bfs pagerank+read bfs+read"]
+#                   [--load-graphs kron20] [--append] [--no-extra]
 #
 # Graphs: slashdot and cnr are ../shared/data's soc-Slashdot0902 and cnr-2000
 # (directed), kron20 is `plexus generate kron --scale 20` (undirected, edge
-# factor 16, written once as an edge list and imported from it). A kernel whose first call passes
+# factor 16, written once as an edge list and imported from it). "+read"
+# kernels also read every value of the result into a dict: graphblas returns
+# a lazy mapping whose values are computed on access. --append adds to the
+# results file instead of starting it anew (to rerun some cells); --no-extra
+# skips the pagerank-beside-the-CLI and from_edges cells. A kernel whose first call passes
 # --timeout seconds is stopped and shown as "> T s". The virtualenv
 # bench/out/py-venv is made on first use (pip: networkx, graphblas-algorithms,
 # nx-parallel, igraph, networkit, pandas, and ./python).
@@ -28,7 +33,9 @@ load_graphs="kron20"
 repeat=3
 timeout=600
 backends="plexus graphblas parallel networkx"
-kernels="pagerank cc bc64 bfs"
+append=0
+extra=1
+kernels="pagerank cc bc64 bfs pagerank+read bfs+read"
 while [ $# -gt 0 ]; do
     case "$1" in
         --graphs) graphs="$2"; shift 2 ;;
@@ -37,6 +44,8 @@ while [ $# -gt 0 ]; do
         --timeout) timeout="$2"; shift 2 ;;
         --backends) backends="$2"; shift 2 ;;
         --kernels) kernels="$2"; shift 2 ;;
+        --append) append=1; shift ;;
+        --no-extra) extra=0; shift ;;
         -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -93,7 +102,7 @@ edge_list() {
 }
 
 res="$out/results.jsonl"
-: > "$res"
+[ "$append" = 1 ] || : > "$res"
 {
     echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) $(nproc) cpus"
     "$py" -c 'import networkx, igraph, networkit, numpy; print("# networkx", networkx.__version__, "igraph", igraph.__version__, "networkit", networkit.__version__, "numpy", numpy.__version__)'
@@ -109,12 +118,14 @@ for g in $graphs; do
             | sed "s/^{/{\"graph\": \"$g\", \"cell\": \"nx\", /" >> "$res" \
             || echo "{\"graph\": \"$g\", \"cell\": \"nx\", \"backend\": \"$b\", \"failed\": true}" >> "$res"
     done
+    [ "$extra" = 1 ] || continue
     # plexus run pagerank vs g.pagerank() on the same stored graph.
     plexus run pagerank "$g" --repeat 5 --warmup 1 --json \
         | "$py" -c "import json,sys; o=json.load(sys.stdin); print(json.dumps({'graph': '$g', 'cell': 'cli-pagerank', 'compute': o['compute_seconds'], 'runs': o.get('compute_seconds_runs'), 'method': o.get('method'), 'precision': o.get('precision'), 'iterations': o.get('iterations')}))" >> "$res"
     "$py" bench/peers/py_backends.py pagerank "$g" "$data" 5 \
         | sed "s/^{/{\"graph\": \"$g\", \"cell\": \"py-pagerank\", /" >> "$res"
 done
+[ "$extra" = 1 ] || load_graphs=""
 for g in $load_graphs; do
     f=$(edge_list "$g")
     for lib in plexus igraph networkit; do

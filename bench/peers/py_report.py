@@ -4,7 +4,8 @@ import sys
 from collections import defaultdict
 
 KERNELS = {"pagerank": "nx.pagerank", "cc": "connected components", "bc64": "betweenness k=64",
-           "bfs": "sssp length (BFS)"}
+           "bfs": "sssp length (BFS)", "pagerank+read": "nx.pagerank, values read",
+           "bfs+read": "sssp length (BFS), values read"}
 
 
 def fmt(x):
