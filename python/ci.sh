@@ -19,10 +19,16 @@ CARGO_TARGET_DIR="$PWD/target" cargo clippy -q --manifest-path python/Cargo.toml
 # The package's own build (maturin through pip), sharing the workspace's
 # target directory so the engine's crates are not compiled twice.
 CARGO_TARGET_DIR="$PWD/target" "$py" -m pip install -q --force-reinstall --no-deps ./python
-cd python
-"$py" -m pytest -q -p no:cacheprovider tests
-"$py" -m pytest -q -p no:cacheprovider --doctest-modules plexus/__init__.py plexus/backend.py
-"$py" -m mypy plexus/__init__.py plexus/backend.py plexus/_plexus.pyi
-if [ "${NX_SUITE:-0}" = 1 ] && [ -x tests/run_networkx_suite.sh ]; then
-  PYTHON="$py" tests/run_networkx_suite.sh
+# The installed package is what is tested: from a directory of its own, so
+# that `import plexus` cannot find the source tree (which has no native
+# module after a plain `pip install`).
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp -r python/tests "$work/"
+(cd "$work" && "$py" -m pytest -q -p no:cacheprovider -p tests.plexus_test_names tests)
+(cd "$work" && "$py" -m pytest -q -p no:cacheprovider -p tests.plexus_test_names \
+  --doctest-modules --pyargs plexus)
+(cd python && "$py" -m mypy plexus/__init__.py plexus/backend.py plexus/_plexus.pyi)
+if [ "${NX_SUITE:-0}" = 1 ]; then
+  PYTHON="$py" python/tests/run_networkx_suite.sh
 fi
