@@ -4,7 +4,8 @@
 #
 #   bench/live.sh snapshot SCALE [SHARES]   kernels on a changed snapshot vs a fresh import
 #   bench/live.sh updates SCALE             update throughput with fdatasync (1/8 writers,
-#                                           1/100/10,000 edges a transaction), SQLite beside it
+#                                           1/100/10,000 edges a transaction), SQLite and
+#                                           LadybugDB (when `import ladybug` works) beside it
 #   bench/live.sh recovery SCALE [OPS]      open (log replay) after OPS logged edge updates
 #   bench/live.sh decay SCALE [TXS]         kernels after TXS single-edge transactions,
 #                                           after compaction, and on a fresh import
@@ -103,7 +104,14 @@ updates() {
     done
     P export u --out "$out/u.el" 2>/dev/null >/dev/null
     python3 bench/peers/sqlite_updates.py "$out/u.el" "$out/sqlite.db" --seconds 5 | tee -a "$f"
-    rm -f "$out/u.el" "$out/sqlite.db"*
+    rm -f "$out/sqlite.db"*
+    if python3 -c 'import ladybug' 2>/dev/null; then
+        python3 bench/peers/ladybug_updates.py "$out/u.el" "$out/ladybug.db" --seconds 5 | tee -a "$f"
+        rm -rf "$out/ladybug.db"*
+    else
+        echo "note: LadybugDB is not installed (pip install ladybug); left out" >&2
+    fi
+    rm -f "$out/u.el"
     jq -rs --arg stamp "$stamp" '
       "\n### Update throughput with fdatasync (kron'"$scale"' weighted, " + $stamp + ")\n",
       "| system | edges a transaction | writers | spread | commits/s | edges/s | conflicts |",

@@ -12,7 +12,7 @@
 #
 #   bench/queries.sh GRAPH... [--queries N] [--slow N] [--seed S] [--data-dir DIR]
 #                             [--kinds "neighbors khop2 khop3 path"] [--no-ladybug]
-#                             [--path-queries N] [--no-sqlite-path]
+#                             [--path-queries N] [--no-sqlite-path] [--under-load N]
 #
 # --queries: vertices for Plexus and for the peers' neighbors (10,000);
 # --slow: vertices for the peers' khop and path queries (1,000; the first
@@ -22,7 +22,10 @@
 # generate kron --scale 20 --weighted --name k20`, `plexus import
 # ../shared/data/soc-Slashdot0902.el.gz --name slashdot`). The peers'
 # databases and every file are kept under bench/out/queries/GRAPH/ (not
-# committed); a database is loaded once.
+# committed); a database is loaded once. --under-load N: while every system
+# answers its queries, N analytics jobs on the same graph (`plexus mix
+# --jobs N`: PageRank, BFS, SSSP, WCC, CDLP) run in a loop of `plexus batch
+# --mode shared` in the background (the table's `load` column says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +37,7 @@ seed=1
 kinds="neighbors khop2 khop3 path"
 ladybug=1
 sqlite_path=1
+under_load=0
 data=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -44,8 +48,9 @@ while [ $# -gt 0 ]; do
         --kinds) kinds="$2"; shift 2 ;;
         --no-ladybug) ladybug=0; shift ;;
         --no-sqlite-path) sqlite_path=0; shift ;;
+        --under-load) under_load="$2"; shift 2 ;;
         --data-dir) data=(--data-dir "$2"); shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) graphs+=("$1"); shift ;;
     esac
@@ -70,6 +75,32 @@ d = sum(x != y for x, y in zip(a[:n], b[:n]))
 print("yes" if d == 0 else f"no ({d} of {n} differ)")
 EOF
 }
+
+# Starts (or stops) the background jobs for graph $1: `plexus batch` of a
+# fixed mix, over and over, until the stop file appears.
+loader=""
+start_load() {
+    local jobs="bench/out/queries/$1/jobs-$under_load.toml"
+    plexus mix --graph "$1" --seed "$seed" --jobs "$under_load" >"$jobs"
+    rm -f "bench/out/queries/$1/stop"
+    (
+        while [ ! -e "bench/out/queries/$1/stop" ]; do
+            plexus batch "$jobs" --mode shared >/dev/null 2>&1 || true
+        done
+    ) &
+    loader=$!
+    sleep 2
+}
+stop_load() {
+    [ -n "$loader" ] || return 0
+    touch "bench/out/queries/$1/stop"
+    pkill -P "$loader" 2>/dev/null || true
+    wait "$loader" 2>/dev/null || true
+    loader=""
+}
+trap 'for g in "${graphs[@]}"; do stop_load "$g"; done' EXIT
+load_col="alone"
+[ "$under_load" -gt 0 ] && load_col="$under_load jobs"
 
 rows=()
 for g in "${graphs[@]}"; do
@@ -99,6 +130,7 @@ for g in "${graphs[@]}"; do
         --save-vertices "$out/sample.txt" --json >/dev/null
     head -n "$queries" "$out/sample.txt" >"$out/vertices.txt"
     paste -d ' ' - - <"$out/sample.txt" >"$out/pairs.txt"
+    [ "$under_load" -gt 0 ] && start_load "$g"
     for k in $kinds; do
         file="$out/vertices.txt"; n="$queries"; peer_n="$slow"
         [ "$k" = neighbors ] && peer_n="$queries"
@@ -106,13 +138,13 @@ for g in "${graphs[@]}"; do
         echo "$g $k ..." >&2
         r=$(plexus query "$g" bench --kind "$k" --vertices "$file" --queries "$n" \
             --results "$out/plexus.$k.txt" --json)
-        rows+=("| $g | $k | Plexus | $(field "$r" queries) | $(us "$(field "$r" p50_us)") | $(us "$(field "$r" p99_us)") | $(us "$(field "$r" mean_us)") | |")
+        rows+=("| $g | $load_col | $k | Plexus | $(field "$r" queries) | $(us "$(field "$r" p50_us)") | $(us "$(field "$r" p99_us)") | $(us "$(field "$r" mean_us)") | |")
         peers="sqlite"
         [ "$ladybug" = 1 ] && peers="sqlite ladybug"
         for p in $peers; do
             db="$out/$p.db"
             if [ "$k" = path ] && [ "$p" = sqlite ] && [ "$sqlite_path" = 0 ]; then
-                rows+=("| $g | path | SQLite | skipped (--no-sqlite-path) | | | | |")
+                rows+=("| $g | $load_col | path | SQLite | skipped (--no-sqlite-path) | | | | |")
                 continue
             fi
             r=$(python3 "bench/peers/${p}_queries.py" run "$db" --kind "$k" --vertices "$file" \
@@ -120,12 +152,13 @@ for g in "${graphs[@]}"; do
             ok=$(agree "$out/plexus.$k.txt" "$out/$p.$k.txt")
             [ "$k" = path ] && [ "$weights" != "none" ] && ok="$ok (hops vs Plexus's Dijkstra)"
             name=SQLite; [ "$p" = ladybug ] && name=LadybugDB
-            rows+=("| $g | $k | $name | $(field "$r" queries) | $(us "$(field "$r" p50_us)") | $(us "$(field "$r" p99_us)") | $(us "$(field "$r" mean_us)") | $ok |")
+            rows+=("| $g | $load_col | $k | $name | $(field "$r" queries) | $(us "$(field "$r" p50_us)") | $(us "$(field "$r" p99_us)") | $(us "$(field "$r" mean_us)") | $ok |")
         done
     done
+    stop_load "$g"
 done
 
 echo
-echo "| graph | query | system | queries | p50 µs | p99 µs | mean µs | answers agree with Plexus |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| graph | load | query | system | queries | p50 µs | p99 µs | mean µs | answers agree with Plexus |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

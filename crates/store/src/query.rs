@@ -239,12 +239,30 @@ struct Reached {
     parent: VertexId,
 }
 
-/// A vertex's state in Dijkstra.
+/// A vertex's state on one side of a bidirectional Dijkstra: its
+/// tentative distance from that side's root, the neighbour it was reached
+/// from (itself for the root) and the weight of the arc between them.
 #[derive(Clone, Copy, Default)]
 struct Label {
     dist: f64,
     parent: VertexId,
+    w: f64,
     settled: bool,
+}
+
+impl Label {
+    fn new(dist: f64, parent: VertexId, w: f64) -> Self {
+        Label {
+            dist,
+            parent,
+            w,
+            settled: false,
+        }
+    }
+
+    fn root(x: VertexId) -> Self {
+        Label::new(0.0, x, 0.0)
+    }
 }
 
 /// Reusable visited sets and frontiers for repeated queries (one per
@@ -253,10 +271,12 @@ pub struct QueryScratch {
     seen: Marks<()>,
     reached: Marks<Reached>,
     labels: Marks<Label>,
+    labels_back: Marks<Label>,
     frontier: Vec<VertexId>,
     next: Vec<VertexId>,
     other: Vec<VertexId>,
     heap: BinaryHeap<Entry>,
+    heap_back: BinaryHeap<Entry>,
     /// The version whose weights were last found valid (held weakly, so
     /// its address is not reused while it is remembered).
     weights_ok: Weak<VersionData>,
@@ -275,10 +295,12 @@ impl QueryScratch {
             seen: Marks::new(),
             reached: Marks::new(),
             labels: Marks::new(),
+            labels_back: Marks::new(),
             frontier: Vec::new(),
             next: Vec::new(),
             other: Vec::new(),
             heap: BinaryHeap::new(),
+            heap_back: BinaryHeap::new(),
             weights_ok: Weak::new(),
         }
     }
@@ -291,6 +313,7 @@ impl QueryScratch {
         sc.seen.dense = true;
         sc.reached.dense = true;
         sc.labels.dense = true;
+        sc.labels_back.dense = true;
         sc
     }
 }
@@ -544,71 +567,159 @@ impl PartialOrd for Entry {
     }
 }
 
-fn dijkstra(s: &Snapshot, u: VertexId, v: VertexId, sc: &mut QueryScratch) -> Option<Path> {
-    let bound = s.id_bound();
-    let labels = &mut sc.labels;
-    labels.reset(bound);
-    let heap = &mut sc.heap;
-    heap.clear();
-    labels.set(
-        u,
-        Label {
-            dist: 0.0,
-            parent: u,
-            settled: false,
-        },
-        bound,
-    );
-    heap.push(Entry { dist: 0.0, v: u });
-    while let Some(Entry { dist, v: x }) = heap.pop() {
-        match labels.get_mut(x) {
-            Some(l) if !l.settled && l.dist == dist => l.settled = true,
-            _ => continue,
-        }
-        if x == v {
-            heap.clear();
-            return Some(trace(labels, u, v, dist));
-        }
-        let (nb, ws) = s.out(x);
-        for (i, &y) in nb.iter().enumerate() {
-            let d = dist + ws.map_or(1.0, |w| w[i]);
-            match labels.get_mut(y) {
-                Some(l) if l.settled || l.dist <= d => continue,
-                Some(l) => {
-                    l.dist = d;
-                    l.parent = x;
-                }
-                None => labels.set(
-                    y,
-                    Label {
-                        dist: d,
-                        parent: x,
-                        settled: false,
-                    },
-                    bound,
-                ),
-            }
-            heap.push(Entry { dist: d, v: y });
-        }
-    }
-    None
+/// One side of a bidirectional Dijkstra: its labels, heap and direction.
+struct Side<'a> {
+    labels: &'a mut Marks<Label>,
+    heap: &'a mut BinaryHeap<Entry>,
+    backward: bool,
 }
 
-fn trace(labels: &Marks<Label>, u: VertexId, v: VertexId, dist: f64) -> Path {
-    let mut vertices = vec![v];
-    let mut x = v;
+impl Side<'_> {
+    /// Drops heap entries of settled or superseded labels; the smallest
+    /// tentative distance left, or `None` when the side is exhausted.
+    fn top(&mut self) -> Option<f64> {
+        while let Some(&Entry { dist, v }) = self.heap.peek() {
+            match self.labels.get(v) {
+                Some(l) if !l.settled && l.dist == dist => return Some(dist),
+                _ => {
+                    self.heap.pop();
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The best meeting found so far: the arc `a → b` with `a` labelled
+/// forward and `b` backward, and the path length through it.
+#[derive(Clone, Copy)]
+struct Meet {
+    len: f64,
+    a: VertexId,
+    b: VertexId,
+    /// The weight of `a → b`.
+    w: f64,
+}
+
+/// Bidirectional Dijkstra: forward from `u` on out-edges, backward from
+/// `v` on in-edges, each round settling one vertex on the side with the
+/// fewer heap entries. Every relaxed arc whose far end is labelled by the
+/// other side offers a path; the search stops when the two heaps' smallest
+/// distances sum to at least the best offer (no unsettled path can be
+/// shorter), as in Goldberg and Harrelson's rule.
+fn dijkstra(s: &Snapshot, u: VertexId, v: VertexId, sc: &mut QueryScratch) -> Option<Path> {
+    if u == v {
+        return Some(Path {
+            vertices: vec![u],
+            hops: 0,
+            length: Some(0.0),
+        });
+    }
+    let bound = s.id_bound();
+    let mut fwd = Side {
+        labels: &mut sc.labels,
+        heap: &mut sc.heap,
+        backward: false,
+    };
+    let mut bwd = Side {
+        labels: &mut sc.labels_back,
+        heap: &mut sc.heap_back,
+        backward: true,
+    };
+    for (side, x) in [(&mut fwd, u), (&mut bwd, v)] {
+        side.labels.reset(bound);
+        side.heap.clear();
+        side.labels.set(x, Label::root(x), bound);
+        side.heap.push(Entry { dist: 0.0, v: x });
+    }
+    let mut best: Option<Meet> = None;
+    while let (Some(tf), Some(tb)) = (fwd.top(), bwd.top()) {
+        if best.is_some_and(|m| tf + tb >= m.len) {
+            break;
+        }
+        let (this, other) = if bwd.heap.len() < fwd.heap.len() {
+            (&mut bwd, &mut fwd)
+        } else {
+            (&mut fwd, &mut bwd)
+        };
+        settle_one(s, this, other, bound, &mut best);
+    }
+    fwd.heap.clear();
+    bwd.heap.clear();
+    best.map(|m| trace(&sc.labels, &sc.labels_back, u, v, m))
+}
+
+/// Settles the smallest entry of `this` (its top is fresh) and relaxes
+/// its arcs, offering a path for every arc that reaches a vertex labelled
+/// by `other`.
+fn settle_one(
+    s: &Snapshot,
+    this: &mut Side<'_>,
+    other: &mut Side<'_>,
+    bound: usize,
+    best: &mut Option<Meet>,
+) {
+    let Some(Entry { dist, v: x }) = this.heap.pop() else {
+        return;
+    };
+    if let Some(l) = this.labels.get_mut(x) {
+        l.settled = true;
+    }
+    let (nb, ws) = if this.backward { s.inc(x) } else { s.out(x) };
+    for (i, &y) in nb.iter().enumerate() {
+        let w = ws.map_or(1.0, |w| w[i]);
+        let d = dist + w;
+        match this.labels.get_mut(y) {
+            Some(l) if l.settled || l.dist <= d => {}
+            Some(l) => {
+                *l = Label::new(d, x, w);
+                this.heap.push(Entry { dist: d, v: y });
+            }
+            None => {
+                this.labels.set(y, Label::new(d, x, w), bound);
+                this.heap.push(Entry { dist: d, v: y });
+            }
+        }
+        if let Some(o) = other.labels.get(y) {
+            let len = d + o.dist;
+            if best.is_none_or(|m| len < m.len) {
+                let (a, b) = if this.backward { (y, x) } else { (x, y) };
+                *best = Some(Meet { len, a, b, w });
+            }
+        }
+    }
+}
+
+/// The path `u → … → a → b → … → v` of a meeting, its length summed along
+/// the path in order (as a one-sided search from `u` would have summed it).
+fn trace(fwd: &Marks<Label>, bwd: &Marks<Label>, u: VertexId, v: VertexId, m: Meet) -> Path {
+    let mut vertices = vec![m.a];
+    let mut x = m.a;
     while x != u {
-        match labels.get(x) {
+        match fwd.get(x) {
             Some(l) => x = l.parent,
             None => break,
         }
         vertices.push(x);
     }
     vertices.reverse();
+    let mut length = fwd.get(m.a).map_or(0.0, |l| l.dist) + m.w;
+    let mut y = m.b;
+    vertices.push(y);
+    while y != v {
+        match bwd.get(y) {
+            Some(l) => {
+                length += l.w;
+                y = l.parent;
+            }
+            None => break,
+        }
+        vertices.push(y);
+    }
     Path {
         hops: (vertices.len() - 1) as u32,
         vertices,
-        length: Some(dist),
+        length: Some(length),
     }
 }
 
