@@ -12,12 +12,15 @@
 #
 #   bench/queries.sh GRAPH... [--queries N] [--slow N] [--seed S] [--data-dir DIR]
 #                             [--kinds "neighbors khop2 khop3 path"] [--no-ladybug]
-#                             [--path-queries N] [--no-sqlite-path] [--under-load N]
+#                             [--path-queries N] [--deep-queries N] [--no-sqlite-path]
+#                             [--under-load N]
 #
 # --queries: vertices for Plexus and for the peers' neighbors (10,000);
 # --slow: vertices for the peers' khop and path queries (1,000; the first
 # ones of Plexus's); --path-queries: Plexus's path queries (default
-# --queries); --no-sqlite-path: skip SQLite's path (its recursive CTE takes
+# --queries); --deep-queries: Plexus's khop3 queries (default --queries; a
+# 3-hop count reaches most of a Kronecker graph, so 10,000 of them on
+# kron22 take the better part of an hour); --no-sqlite-path: skip SQLite's path (its recursive CTE takes
 # seconds a query on soc-Slashdot0902). GRAPH is a stored graph (`plexus
 # generate kron --scale 20 --weighted --name k20`, `plexus import
 # ../shared/data/soc-Slashdot0902.el.gz --name slashdot`). The peers'
@@ -33,6 +36,7 @@ graphs=()
 queries=10000
 slow=1000
 pathq=""
+deepq=""
 seed=1
 kinds="neighbors khop2 khop3 path"
 ladybug=1
@@ -44,13 +48,14 @@ while [ $# -gt 0 ]; do
         --queries) queries="$2"; shift 2 ;;
         --slow) slow="$2"; shift 2 ;;
         --path-queries) pathq="$2"; shift 2 ;;
+        --deep-queries) deepq="$2"; shift 2 ;;
         --seed) seed="$2"; shift 2 ;;
         --kinds) kinds="$2"; shift 2 ;;
         --no-ladybug) ladybug=0; shift ;;
         --no-sqlite-path) sqlite_path=0; shift ;;
         --under-load) under_load="$2"; shift 2 ;;
         --data-dir) data=(--data-dir "$2"); shift 2 ;;
-        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) graphs+=("$1"); shift ;;
     esac
@@ -135,6 +140,7 @@ for g in "${graphs[@]}"; do
         file="$out/vertices.txt"; n="$queries"; peer_n="$slow"
         [ "$k" = neighbors ] && peer_n="$queries"
         [ "$k" = path ] && { file="$out/pairs.txt"; n="${pathq:-$queries}"; }
+        [ "$k" = khop3 ] && n="${deepq:-$queries}"
         echo "$g $k ..." >&2
         r=$(plexus query "$g" bench --kind "$k" --vertices "$file" --queries "$n" \
             --results "$out/plexus.$k.txt" --json)
