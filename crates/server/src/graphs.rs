@@ -27,7 +27,8 @@ struct Served {
 /// The data directory and its graphs.
 pub struct Graphs {
     data: DataDir,
-    lock: WriterLock,
+    /// The writer lock, until [`Graphs::release`].
+    lock: Mutex<Option<WriterLock>>,
     open: Mutex<HashMap<String, Arc<Served>>>,
     import_roots: Vec<PathBuf>,
 }
@@ -80,10 +81,17 @@ impl Graphs {
         }
         Ok(Graphs {
             data,
-            lock,
+            lock: Mutex::new(Some(lock)),
             open: Mutex::new(HashMap::new()),
             import_roots: roots,
         })
+    }
+
+    /// Closes every graph and releases the writer lock (at shutdown, once
+    /// no job or request uses the store).
+    pub fn release(&self) {
+        lock(&self.open).clear();
+        lock(&self.lock).take();
     }
 
     /// The data directory.
@@ -100,7 +108,11 @@ impl Graphs {
         if !self.data.exists(name) {
             return Err(ApiError::not_found(format!("no graph named '{name}'")));
         }
-        let (live, _) = LiveGraph::open_held(&self.data, name, &self.lock).map_err(store_err)?;
+        let held = lock(&self.lock);
+        let Some(writer) = held.as_ref() else {
+            return Err(ApiError::unavailable("the server is shutting down"));
+        };
+        let (live, _) = LiveGraph::open_held(&self.data, name, writer).map_err(store_err)?;
         let s = Arc::new(Served {
             live,
             pinned: Mutex::new(None),

@@ -560,6 +560,18 @@ impl Jobs {
     }
 }
 
+impl Drop for Jobs {
+    /// Cancels what still runs, so that dropping the manager (which waits
+    /// for its jobs) does not wait for jobs nobody will read.
+    fn drop(&mut self) {
+        for r in lock(&self.table).values() {
+            if !r.state().is_terminal() {
+                r.cancel();
+            }
+        }
+    }
+}
+
 /// Runs one worker task: skipped when cancelled while queued; a panic
 /// fails the job alone.
 fn run_task(t: Task) {

@@ -181,7 +181,7 @@ impl Server {
             what: "serving".into(),
             source: e,
         })?;
-        drop(state);
+        state.graphs.release();
         Ok(())
     }
 }
