@@ -64,7 +64,7 @@ impl Graphs {
             what: format!("creating {}", data.root().display()),
             source: e,
         })?;
-        let lock = WriterLock::acquire(data.root())?;
+        let lock = WriterLock::acquire_for_server(data.root())?;
         let mut roots = Vec::new();
         for r in import_roots {
             let c = std::fs::canonicalize(r).map_err(|e| crate::ServeError::ImportRoot {

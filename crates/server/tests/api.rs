@@ -764,8 +764,14 @@ async fn shutdown_cancels_jobs_after_the_grace_period_and_frees_the_store() {
     let endless_job = s.submit(endless("ring")).await;
     let quick = s.submit(json!({"graph": "ring", "algorithm": "wcc"})).await;
     assert_eq!(s.wait(quick).await["state"], "done");
-    // The writer lock is held while serving.
-    assert!(plexus_store::WriterLock::acquire(&s.data).is_err());
+    // The writer lock is held while serving; writers are told to use the server.
+    let e = plexus_store::WriterLock::acquire(&s.data).expect_err("locked");
+    let pid = std::process::id();
+    assert!(
+        e.to_string()
+            .contains(&format!("served by PID {pid}; use the server")),
+        "{e}"
+    );
     let data = s.data.clone();
     let t = Instant::now();
     let _dir = s.stop().await;
