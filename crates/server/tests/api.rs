@@ -789,6 +789,47 @@ async fn shutdown_cancels_jobs_after_the_grace_period_and_frees_the_store() {
     let _ = endless_job;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_go_away_change_nothing() {
+    let s = start().await;
+    let id = s
+        .submit(json!({"graph": "ring", "algorithm": "pagerank", "params": {"iterations": 2000}}))
+        .await;
+    // Drop an event stream after its first piece.
+    let mut r = s
+        .req(reqwest::Method::GET, &format!("/api/jobs/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(TIMEOUT, r.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(first.is_some());
+    drop(r);
+    assert_eq!(s.wait(id).await["state"], "done");
+    // Drop a download after its first piece; the next one is whole.
+    let mut r = s
+        .req(
+            reqwest::Method::GET,
+            &format!("/api/jobs/{id}/result?format=json"),
+        )
+        .send()
+        .await
+        .unwrap();
+    let _ = tokio::time::timeout(TIMEOUT, r.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    drop(r);
+    let (st, j) = s.get(&format!("/api/jobs/{id}/result?format=json")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(j["rows"].as_array().unwrap().len(), 3000);
+    let (_, v) = s.get(&format!("/api/jobs/{id}")).await;
+    assert_eq!(v["state"], "done");
+    s.stop().await;
+}
+
 #[test]
 fn sizes_parse() {
     assert_eq!(plexus_server::parse_size("64K"), Ok(64 << 10));
