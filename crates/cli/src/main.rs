@@ -24,6 +24,7 @@ mod profile;
 mod progress;
 mod query;
 mod run;
+mod serve;
 mod simulate;
 
 /// Plexus: a graph analytics engine. Stores graphs under a data directory
@@ -94,6 +95,8 @@ pub enum Command {
     Log(live::LogArgs),
     /// Merge a graph's committed changes into a new base (its log shrinks, layout restored).
     Compact(live::CompactArgs),
+    /// Serve the data directory over HTTP: a job server with live progress and a web page.
+    Serve(serve::ServeArgs),
 }
 
 /// Most worker threads per CPU: more only adds start-up time and memory.
@@ -235,5 +238,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tx(a) => live::tx(&ctx, a),
         Command::Log(a) => live::log(&ctx, a),
         Command::Compact(a) => live::compact(&ctx, a),
+        Command::Serve(a) => serve::serve(&ctx, cli.threads, a),
     }
 }

@@ -254,6 +254,13 @@ pub(crate) fn state_bytes(g: &Graph, r: &Resolved) -> u64 {
     }
 }
 
+/// Bytes of per-vertex state a job running `alg` would allocate on `g`
+/// (as [`crate::JobManager::submit`] counts them against its budget), or
+/// the reason its parameters do not resolve.
+pub fn estimate_state_bytes(g: &Graph, alg: &Algorithm) -> Result<u64, JobError> {
+    resolve(g, alg).map(|r| state_bytes(g, &r))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

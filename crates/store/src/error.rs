@@ -54,8 +54,15 @@ pub enum StoreError {
     )]
     RecordTooLarge { bytes: u64, max: u64 },
     /// Another process holds the writer lock of the data directory.
-    #[error("graph store is locked by {} ({})", pid_words(*pid), dir.display())]
-    Locked { pid: Option<u32>, dir: PathBuf },
+    /// When the holder is `plexus serve`: "graph store is served by PID N;
+    /// use the server (DATA)".
+    #[error("{}", locked_words(*pid, dir, *served))]
+    Locked {
+        pid: Option<u32>,
+        dir: PathBuf,
+        /// The holder is a server (`WriterLock::acquire_for_server`).
+        served: bool,
+    },
     /// A graph-crate error (opening the base, ids).
     #[error(transparent)]
     Graph(#[from] plexus_graph::GraphError),
@@ -99,6 +106,22 @@ pub enum StoreError {
     /// A commit failed to reach the log; the graph refuses further writes.
     #[error("the live graph refuses writes after a failed commit ({0}); reopen it")]
     Poisoned(String),
+}
+
+fn locked_words(pid: Option<u32>, dir: &std::path::Path, served: bool) -> String {
+    if served {
+        format!(
+            "graph store is served by {}; use the server ({})",
+            pid_words(pid),
+            dir.display()
+        )
+    } else {
+        format!(
+            "graph store is locked by {} ({})",
+            pid_words(pid),
+            dir.display()
+        )
+    }
 }
 
 fn pid_words(pid: Option<u32>) -> String {

@@ -31,6 +31,17 @@ impl WriterLock {
     /// waiting. Another holder gives [`StoreError::Locked`] with its PID:
     /// "graph store is locked by PID N (DATA)".
     pub fn acquire(data_dir: &Path) -> Result<WriterLock> {
+        Self::acquire_as(data_dir, "")
+    }
+
+    /// [`WriterLock::acquire`] for `plexus serve`: other writers are then
+    /// told "graph store is served by PID N; use the server".
+    pub fn acquire_for_server(data_dir: &Path) -> Result<WriterLock> {
+        Self::acquire_as(data_dir, " serve")
+    }
+
+    /// Takes the lock, writing the PID and `tag` into the lock file.
+    fn acquire_as(data_dir: &Path, tag: &str) -> Result<WriterLock> {
         let path = data_dir.join(LOCK_FILE);
         let ioerr = |e| StoreError::io(&path, e);
         let mut file = OpenOptions::new()
@@ -47,16 +58,18 @@ impl WriterLock {
         if rc != 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                let (pid, served) = read_holder(&mut file);
                 return Err(StoreError::Locked {
-                    pid: read_pid(&mut file),
+                    pid,
                     dir: data_dir.to_path_buf(),
+                    served,
                 });
             }
             return Err(ioerr(err));
         }
         file.set_len(0).map_err(ioerr)?;
         file.seek(SeekFrom::Start(0)).map_err(ioerr)?;
-        writeln!(file, "{}", std::process::id()).map_err(ioerr)?;
+        writeln!(file, "{}{tag}", std::process::id()).map_err(ioerr)?;
         Ok(WriterLock { _file: file, path })
     }
 
@@ -66,18 +79,21 @@ impl WriterLock {
     }
 }
 
-/// The holder's PID as written in the lock file. The holder writes it just
-/// after taking the lock, so a few short retries cover that window.
-fn read_pid(file: &mut File) -> Option<u32> {
+/// The holder's PID as written in the lock file, and whether it is a
+/// server (`PID serve`). The holder writes it just after taking the lock,
+/// so a few short retries cover that window.
+fn read_holder(file: &mut File) -> (Option<u32>, bool) {
     for _ in 0..20 {
         let mut text = String::new();
         let read = file
             .seek(SeekFrom::Start(0))
             .and_then(|_| file.read_to_string(&mut text));
-        if let Some(pid) = read.ok().and_then(|_| text.trim().parse().ok()) {
-            return Some(pid);
+        let mut words = text.split_whitespace();
+        let pid = words.next().and_then(|w| w.parse().ok());
+        if let (Ok(_), Some(pid)) = (read, pid) {
+            return (Some(pid), words.next() == Some("serve"));
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    None
+    (None, false)
 }

@@ -83,13 +83,26 @@ impl LiveGraph {
         // base (a gap in versions): it opens again.
         let mut tries = 0;
         loop {
-            match open_once(data, name, access) {
+            match open_once(data, name, access, false) {
                 Err(StoreError::VersionGap { .. }) if access == Access::Read && tries < 3 => {
                     tries += 1;
                 }
                 other => return other,
             }
         }
+    }
+
+    /// Opens graph `name` of `data` for writing under the data directory's
+    /// writer lock that the caller already holds (`held`, taken with
+    /// [`WriterLock::acquire`] on `data`): a server holds the lock for its
+    /// whole life and opens each graph it serves this way.
+    pub fn open_held(
+        data: &DataDir,
+        name: &str,
+        held: &WriterLock,
+    ) -> Result<(LiveGraph, OpenReport)> {
+        let _ = held;
+        open_once(data, name, Access::Write, true)
     }
 
     /// The path of this graph's log, when it has a home.
@@ -168,13 +181,18 @@ impl LiveGraph {
     }
 }
 
-fn open_once(data: &DataDir, name: &str, access: Access) -> Result<(LiveGraph, OpenReport)> {
+fn open_once(
+    data: &DataDir,
+    name: &str,
+    access: Access,
+    lock_held: bool,
+) -> Result<(LiveGraph, OpenReport)> {
     let lock = match access {
-        Access::Write => {
+        Access::Write if !lock_held => {
             std::fs::create_dir_all(data.root()).map_err(|e| StoreError::io(data.root(), e))?;
             Some(WriterLock::acquire(data.root())?)
         }
-        Access::Read => None,
+        _ => None,
     };
     let base = Arc::new(data.open(name)?);
     let path = data.graph_dir(name).join(LOG_FILE);

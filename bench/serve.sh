@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Load test of `plexus serve` (issue 51): the same job mix through
+# `plexus batch` (one process, shared mode) and through the server from
+# N client threads of a second process on loopback (bench/serve_load.py),
+# checking every server result against batch's; prints both throughputs and
+# the p50/p99 latency of GET /api/jobs/{id} while the jobs run.
+#
+#   bench/serve.sh GRAPH [--jobs 1000] [--clients 64] [--seed 1] [--threads T]
+#                        [--port 7979] [--data-dir DIR] [--debug]
+#
+# GRAPH is a stored graph (`plexus generate kron --scale 20 --weighted --name kron20`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+graph=""; jobs=1000; clients=64; seed=1; threads=0; port=7979; profile=release
+data=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --jobs) jobs="$2"; shift 2 ;;
+        --clients) clients="$2"; shift 2 ;;
+        --seed) seed="$2"; shift 2 ;;
+        --threads) threads="$2"; shift 2 ;;
+        --port) port="$2"; shift 2 ;;
+        --data-dir) data=(--data-dir "$2"); shift 2 ;;
+        --debug) profile=debug; shift ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) graph="$1"; shift ;;
+    esac
+done
+[ -n "$graph" ] || { echo "error: give a stored graph name (see --help)" >&2; exit 2; }
+
+if [ "$profile" = release ]; then
+    cargo build --release --quiet -p plexus-cli
+else
+    cargo build --quiet -p plexus-cli
+fi
+plexus="target/$profile/plexus"
+out="bench/out/serve/$graph-$jobs-$seed"
+rm -rf "$out" && mkdir -p "$out/batch"
+
+"$plexus" "${data[@]}" mix --graph "$graph" --jobs "$jobs" --seed "$seed" > "$out/jobs.toml"
+
+t0=$(date +%s.%N)
+"$plexus" "${data[@]}" --threads "$threads" -q batch "$out/jobs.toml" --out-dir "$out/batch" --json > "$out/batch.json"
+t1=$(date +%s.%N)
+batch_wall=$(echo "$t1 - $t0" | bc -l)
+
+"$plexus" "${data[@]}" --threads "$threads" serve --bind "127.0.0.1:$port" --max-queued-per-client 100000 \
+    --max-queued 100000 2> "$out/serve.log" &
+server=$!
+trap 'kill -TERM $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/api/health" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+status=0
+python3 bench/serve_load.py --url "http://127.0.0.1:$port" --jobs "$out/jobs.toml" \
+    --batch-dir "$out/batch" --clients "$clients" --json > "$out/load.json" || status=$?
+kill -TERM $server; wait $server || true
+trap - EXIT
+
+serve_wall=$(python3 -c "import json; print(json.load(open('$out/load.json'))['wall_seconds'])")
+cat "$out/load.json"
+printf 'batch %s jobs: %.2f s (process, load included); server: %.2f s from first submit to last result; ratio %.2f\n' \
+    "$jobs" "$batch_wall" "$serve_wall" "$(echo "$serve_wall / $batch_wall" | bc -l)"
+exit $status

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Load test of `plexus serve` (issue 51), from a second process on loopback.
+
+Submits the jobs of a JOBS.toml (as `plexus mix` writes) from N client
+threads, each polling GET /api/jobs/{id} until its job ends, then fetching
+its result as CSV. Checks that every job was accepted once (no id lost or
+duplicated), ended `done`, and that its result equals the result of the same
+job run by `plexus batch --out-dir` (first value column: exactly, PageRank
+ranks within 1e-9 relative). Prints throughput and the p50/p99 latency of
+GET /api/jobs/{id}. Standard library only.
+
+  bench/serve_load.py --url http://127.0.0.1:7878 --jobs JOBS.toml \
+      --batch-dir DIR --clients 64 [--token-file F] [--timeout 600]
+"""
+import argparse, csv, io, json, sys, threading, time, tomllib, urllib.error, urllib.request
+
+
+def request(url, method="GET", body=None, token=None, client=None, timeout=60):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    if client:
+        req.add_header("X-Plexus-Client", client)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except (urllib.error.URLError, OSError) as e:
+        return 0, str(e).encode()
+
+
+def job_bodies(path):
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    out = []
+    for j in doc["job"]:
+        params = {k: j[k] for k in ("source", "damping", "iterations", "tolerance", "delta", "precision") if k in j}
+        out.append((j["name"], {"graph": j.get("graph", doc.get("graph")), "algorithm": j["algorithm"], "params": params}))
+    return out
+
+
+def first_column(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], {r[0]: r[1] for r in rows[1:]}
+
+
+def same(alg, a, b):
+    """Equal first columns; unreached is `inf` (plexus run, the server) or
+    empty (plexus batch)."""
+    if a.keys() != b.keys():
+        return False
+    norm = lambda d: {k: ("inf" if v in ("", "inf") else v) for k, v in d.items()}
+    a, b = norm(a), norm(b)
+    if alg in ("pagerank", "ppr", "sssp"):
+        for k, x in a.items():
+            y = b[k]
+            if x == y:
+                continue
+            fx, fy = float(x), float(y)
+            if fx == fy:
+                continue
+            if abs(fx - fy) > 1e-9 * max(abs(fx), abs(fy)):
+                return False
+        return True
+    return a == b
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--jobs", required=True)
+    ap.add_argument("--batch-dir", required=True)
+    ap.add_argument("--clients", type=int, default=64)
+    ap.add_argument("--token-file")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    token = open(a.token_file).read().split("\n")[0].strip() if a.token_file else None
+    jobs = job_bodies(a.jobs)
+    lock = threading.Lock()
+    results, latencies, errors, ids = {}, [], [], []
+    deadline = time.monotonic() + a.timeout
+    while request(a.url + "/api/health", timeout=2)[0] != 200:
+        if time.monotonic() > deadline:
+            sys.exit(f"error: no server answers at {a.url}")
+        time.sleep(0.1)
+
+    def client(c):
+        name = f"client-{c}"
+        for i in range(c, len(jobs), a.clients):
+            jname, body = jobs[i]
+            while True:
+                st, raw = request(a.url + "/api/jobs", "POST", body, token, name)
+                if st != 429 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            if st != 202:
+                with lock:
+                    errors.append(f"{jname}: submit {st} {raw[:200]!r}")
+                continue
+            jid = json.loads(raw)["id"]
+            with lock:
+                ids.append(jid)
+            while time.monotonic() < deadline:
+                t = time.perf_counter()
+                st, raw = request(f"{a.url}/api/jobs/{jid}", token=token, client=name)
+                dt = time.perf_counter() - t
+                with lock:
+                    latencies.append(dt)
+                if st != 200:
+                    v = {"state": "lost", "error": raw[:200]}
+                    break
+                v = json.loads(raw)
+                if v.get("state") in ("done", "failed", "cancelled"):
+                    break
+                time.sleep(0.02)
+            if v.get("state") != "done":
+                with lock:
+                    errors.append(f"{jname}: job {jid} ended {v.get('state')}: {v.get('error')}")
+                continue
+            st, raw = request(f"{a.url}/api/jobs/{jid}/result?format=csv", token=token, client=name)
+            with lock:
+                results[jname] = (body["algorithm"], raw.decode())
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(a.clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    mismatched = 0
+    for jname, (alg, text) in results.items():
+        try:
+            want = open(f"{a.batch_dir}/{jname}.csv").read()
+        except OSError as e:
+            errors.append(f"{jname}: no batch result ({e})")
+            continue
+        if not same(alg, first_column(text)[1], first_column(want)[1]):
+            mismatched += 1
+            errors.append(f"{jname}: result differs from plexus batch's")
+    latencies.sort()
+    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")
+    report = {
+        "jobs": len(jobs), "clients": a.clients, "accepted": len(ids), "unique_ids": len(set(ids)),
+        "done": len(results), "mismatched": mismatched, "wall_seconds": wall,
+        "jobs_per_second": len(results) / wall if wall > 0 else 0.0,
+        "status_gets": len(latencies), "status_p50_ms": pick(0.50) * 1e3, "status_p99_ms": pick(0.99) * 1e3,
+        "errors": errors[:20],
+    }
+    if a.json:
+        print(json.dumps(report, indent=1))
+    else:
+        for k, v in report.items():
+            print(f"{k:16} {v}")
+    ok = len(ids) == len(set(ids)) == len(jobs) == len(results) and not errors
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+//! `plexus serve`: the HTTP job server over the data directory
+//! (`plexus_server`; docs/server.md).
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use plexus_server::{parse_size, read_token, Server, ServerConfig};
+
+use crate::graph_cmds::Ctx;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on. A non-loopback address needs --token-file.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub bind: SocketAddr,
+    /// File whose first line is the token clients send as `Authorization: Bearer TOKEN`.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// A directory imports by path may read from (repeatable; none: only uploads).
+    #[arg(long)]
+    pub import_root: Vec<PathBuf>,
+    /// Most bytes of an uploaded graph file (K, M, G suffixes).
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    pub max_upload: u64,
+    /// Most bytes of a JSON or transaction request body.
+    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    pub max_body: u64,
+    /// Unfinished jobs one client may have (429 beyond).
+    #[arg(long, default_value_t = 256)]
+    pub max_queued_per_client: usize,
+    /// Unfinished jobs in all (429 beyond).
+    #[arg(long, default_value_t = 4096)]
+    pub max_queued: usize,
+    /// Seconds running jobs may go on after SIGTERM before they are cancelled.
+    #[arg(long, default_value_t = 60.0)]
+    pub grace: f64,
+    /// Worker threads for algorithms the shared job manager does not run.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+}
+
+pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
+    let mut cfg = ServerConfig::new(ctx.data.root());
+    cfg.bind = a.bind;
+    cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
+    cfg.import_roots = a.import_root;
+    cfg.max_upload_bytes = a.max_upload;
+    cfg.max_body_bytes = usize::try_from(a.max_body).unwrap_or(usize::MAX);
+    cfg.limits.per_client = a.max_queued_per_client.max(1);
+    cfg.limits.total = a.max_queued.max(1);
+    cfg.threads = threads;
+    cfg.workers = a.workers.max(1);
+    if !(a.grace >= 0.0 && a.grace.is_finite()) {
+        anyhow::bail!("--grace must be a number of seconds >= 0, got {}", a.grace);
+    }
+    cfg.grace = Duration::from_secs_f64(a.grace);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the server's runtime")?;
+    rt.block_on(async move {
+        let server = Server::bind(cfg).await?;
+        let addr = server.local_addr()?;
+        eprintln!(
+            "plexus serve: http://{addr}/ (data {}, PID {}); SIGTERM or Ctrl-C stops it",
+            ctx.data.root().display(),
+            std::process::id()
+        );
+        server.run(plexus_server::shutdown_signal()).await?;
+        eprintln!("plexus serve: stopped");
+        Ok(())
+    })
+}
