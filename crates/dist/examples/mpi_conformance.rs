@@ -25,7 +25,7 @@ fn graph(i: u64) -> Graph {
     let m = next() % (4 * n);
     let edges: Vec<(VertexId, VertexId, f64)> = (0..m)
         .map(|k| {
-            let u = if k % 5 == 0 { 1 } else { next() % n };
+            let u = if k.is_multiple_of(5) { 1 } else { next() % n };
             (
                 u as VertexId,
                 (next() % n) as VertexId,
@@ -34,8 +34,8 @@ fn graph(i: u64) -> Graph {
         })
         .collect();
     let opts = BuildOptions {
-        directed: i % 2 == 0,
-        duplicates: if i % 3 == 0 {
+        directed: i.is_multiple_of(2),
+        duplicates: if i.is_multiple_of(3) {
             DuplicatePolicy::Drop
         } else {
             DuplicatePolicy::Keep
