@@ -87,10 +87,16 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
             bail!("--ranks is for thread ranks; under mpirun the rank count is -np");
         }
         let (_universe, comm) = plexus_dist::mpi::init()?;
-        let r = rank_run(&comm, &g, entry.algorithm, a, source)
-            .with_context(|| format!("rank {}", comm.rank()))?;
-        if comm.rank() == 0 {
-            report(ctx, a, entry.name, &g, load, comm.size(), "mpi", r)?;
+        let done = rank_run(&comm, &g, entry.algorithm, a, source).and_then(|r| {
+            if comm.rank() == 0 {
+                report(ctx, a, entry.name, &g, load, comm.size(), "mpi", r)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = done {
+            // The other ranks may wait in a collective: end them all.
+            eprintln!("plexus: rank {}: {e:#}", comm.rank());
+            plexus_dist::mpi::abort(1);
         }
         return Ok(());
     }

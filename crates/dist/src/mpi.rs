@@ -51,6 +51,13 @@ pub fn launched_by_mpirun() -> bool {
     std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some() || std::env::var_os("PMI_SIZE").is_some()
 }
 
+/// Ends every rank of the job (`MPI_Abort` on `MPI_COMM_WORLD`) with exit
+/// status `code`: for a rank that failed while the others may wait in a
+/// collective (finalising instead could leave them waiting).
+pub fn abort(code: i32) -> ! {
+    world().abort(code)
+}
+
 fn world() -> SimpleCommunicator {
     SimpleCommunicator::world()
 }
