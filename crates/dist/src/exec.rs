@@ -225,6 +225,18 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         Some(out)
     }
 
+    /// Every rank's combined messages (`mine` for this rank's masters), in
+    /// rank order: all-gathered, except on one rank, where they stay as
+    /// they are (no encoding).
+    fn replicate<M: Wire>(&self, mine: Vec<(VertexId, M)>) -> Option<Vec<(VertexId, M)>> {
+        if self.comm.size() == 1 {
+            return Some(mine);
+        }
+        let all = self.gather(encode_pairs(&mine))?;
+        drop(mine);
+        self.decode_all::<M>(all)
+    }
+
     /// The degree a traversal walks from `u` (Ligra's work measure).
     fn walk_degree(&self, u: VertexId, t: Traversal) -> u64 {
         let v = &self.view;
@@ -350,11 +362,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
                 _ => finals.push((v, m)),
             }
         }
-        let Some(all) = self.gather(encode_pairs(&finals)) else {
-            return Vec::new();
-        };
-        drop(finals);
-        let Some(all) = self.decode_all::<P::Msg>(all) else {
+        let Some(all) = self.replicate(finals) else {
             return Vec::new();
         };
         all.into_par_iter()
@@ -430,6 +438,14 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         };
         let (_, pull) = self.lists(t);
         let partials = self.partials(p, &pull, active);
+        if self.comm.size() == 1 {
+            // One rank: its partials are the combined messages.
+            return partials
+                .into_par_iter()
+                .with_min_len(64)
+                .filter_map(|(v, m)| p.dense_slot(v, m).then_some(v))
+                .collect();
+        }
         // To the masters: the partials are ascending, so each master's
         // share is one run.
         let cuts = self.part.cuts();
@@ -471,11 +487,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             .enumerate()
             .filter_map(|(i, m)| m.map(|m| (mine.start + i as VertexId, m)))
             .collect();
-        let Some(all) = self.gather(encode_pairs(&finals)) else {
-            return Vec::new();
-        };
-        drop(finals);
-        let Some(all) = self.decode_all::<P::Msg>(all) else {
+        let Some(all) = self.replicate(finals) else {
             return Vec::new();
         };
         all.into_par_iter()
