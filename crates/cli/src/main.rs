@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 mod algorithms;
 mod batch;
 mod demo;
+mod dist;
 mod fmt;
 mod graph_cmds;
 mod live;

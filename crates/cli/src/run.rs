@@ -68,11 +68,14 @@ pub struct RunArgs {
     pub semantics: Option<String>,
     /// Executor: memory (the fast in-memory kernels), scan (the algorithm's driver through
     /// the shared-scan executor, one job; pagerank and ppr run Jacobi in double precision) or
-    /// ooc (the driver out of core, reading the stored graph by pages under --memory).
+    /// ooc (the driver out of core, reading the stored graph by pages under --memory) or dist
+    /// (the driver on --ranks thread ranks, or on the MPI ranks under mpirun).
     #[arg(long, default_value = "memory", value_parser = parse_executor)]
     pub executor: ExecutorKind,
     #[command(flatten)]
     pub ooc: crate::ooc::OocArgs,
+    #[command(flatten)]
+    pub dist: crate::dist::DistArgs,
     /// Check the result's defining property and print the outcome (exit 2 if it fails).
     #[arg(long)]
     pub verify: bool,
@@ -135,6 +138,7 @@ impl RunArgs {
             semantics: None,
             executor: ExecutorKind::Memory,
             ooc: Default::default(),
+            dist: Default::default(),
             verify: true,
             out: None,
             json: false,
@@ -339,8 +343,12 @@ pub fn write_parquet(
 
 pub fn run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     crate::ooc::check_flags(&a)?;
+    crate::dist::check_flags(&a)?;
     if a.executor == ExecutorKind::Ooc {
         return crate::ooc::run(ctx, &a);
+    }
+    if a.executor == ExecutorKind::Dist {
+        return crate::dist::run(ctx, &a);
     }
     if let Some(out) = &a.out {
         crate::out::check(out, &["csv", "parquet"])?;

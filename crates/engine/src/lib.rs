@@ -49,6 +49,7 @@ pub mod subset;
 pub mod team;
 pub mod tiled;
 pub mod view;
+pub mod wire;
 
 pub use error::{AlgoError, VerifyError};
 

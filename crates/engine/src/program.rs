@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use crate::edge_map::{self, pull_vertices, push_frontier, EdgeMapOptions, Mode};
 use crate::subset::{bit, VertexSubset};
+pub use crate::wire::Wire;
 
 /// Options of one superstep: direction, threshold, symmetric traversal.
 pub type StepOptions = EdgeMapOptions;
@@ -78,8 +79,9 @@ pub enum Modes {
 ///    (SSSP deduplicates them itself).
 pub trait VertexProgram: Sync {
     /// The message: small and combinable (`Copy` in every program but
-    /// those whose message is a set, such as CDLP's label counts).
-    type Msg: Clone + Send + Sync;
+    /// those whose message is a set, such as CDLP's label counts), with a
+    /// byte form ([`Wire`]) for executors whose ranks do not share memory.
+    type Msg: Clone + Send + Sync + Wire;
 
     /// Which modes the program implements. Default: both.
     const MODES: Modes = Modes::Both;

@@ -42,12 +42,19 @@ pub enum ExecutorKind {
     /// The out-of-core executor (`plexus-ooc`) running the algorithm's
     /// driver over the stored graph under a memory budget.
     Ooc,
+    /// The distributed executor (`plexus-dist`) running the algorithm's
+    /// driver on every rank: thread ranks, or MPI processes under `mpirun`.
+    Dist,
 }
 
 impl ExecutorKind {
     /// Every executor, in the order `--executor` lists them.
-    pub const ALL: &'static [ExecutorKind] =
-        &[ExecutorKind::Memory, ExecutorKind::Scan, ExecutorKind::Ooc];
+    pub const ALL: &'static [ExecutorKind] = &[
+        ExecutorKind::Memory,
+        ExecutorKind::Scan,
+        ExecutorKind::Ooc,
+        ExecutorKind::Dist,
+    ];
 
     /// The name `--executor` takes.
     pub fn name(self) -> &'static str {
@@ -55,6 +62,7 @@ impl ExecutorKind {
             ExecutorKind::Memory => "memory",
             ExecutorKind::Scan => "scan",
             ExecutorKind::Ooc => "ooc",
+            ExecutorKind::Dist => "dist",
         }
     }
 
@@ -194,9 +202,16 @@ pub enum BenchGraphs {
     Directed,
 }
 
-const BOTH: &[ExecutorKind] = &[ExecutorKind::Memory, ExecutorKind::Scan];
-/// In memory, the shared scan, and out of core (`--executor ooc`).
-const ALL_THREE: &[ExecutorKind] = &[ExecutorKind::Memory, ExecutorKind::Scan, ExecutorKind::Ooc];
+/// In memory, the shared scan and distributed (`--executor dist`): every
+/// algorithm with a driver.
+const BOTH: &[ExecutorKind] = &[ExecutorKind::Memory, ExecutorKind::Scan, ExecutorKind::Dist];
+/// Those and out of core (`--executor ooc`).
+const ALL_THREE: &[ExecutorKind] = &[
+    ExecutorKind::Memory,
+    ExecutorKind::Scan,
+    ExecutorKind::Ooc,
+    ExecutorKind::Dist,
+];
 const MEMORY: &[ExecutorKind] = &[ExecutorKind::Memory];
 
 /// The algorithms, in the order the CLI and the demo list them.

@@ -194,7 +194,7 @@ pub(crate) fn cache_runs(gathered: &[u64], cache: u64) -> Vec<usize> {
         .map(
             |&b| match loads.iter().position(|&l| l.saturating_add(b) <= cache) {
                 Some(r) => {
-                    loads[r] += b;
+                    loads[r] = loads[r].saturating_add(b);
                     r
                 }
                 None => {

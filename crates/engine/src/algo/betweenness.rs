@@ -735,6 +735,29 @@ pub enum Share {
     BySender(Vec<(VertexId, f64)>),
 }
 
+/// Byte form: tag 0 and the sum, or tag 1 and the sender list.
+impl crate::wire::Wire for Share {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Share::Sum(x) => {
+                out.push(0);
+                x.encode(out);
+            }
+            Share::BySender(v) => {
+                out.push(1);
+                v.encode(out);
+            }
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        match u8::decode(input)? {
+            0 => Some(Share::Sum(f64::decode(input)?)),
+            1 => Some(Share::BySender(Vec::decode(input)?)),
+            _ => None,
+        }
+    }
+}
+
 impl Share {
     /// The total, in sender order for [`Share::BySender`].
     fn total(&self) -> f64 {

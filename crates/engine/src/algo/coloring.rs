@@ -246,6 +246,26 @@ pub enum Gather {
     Used(Vec<u64>),
 }
 
+/// Byte form: tag 0 (blocked), or tag 1 and the colour words.
+impl crate::wire::Wire for Gather {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Gather::Blocked => out.push(0),
+            Gather::Used(words) => {
+                out.push(1);
+                words.encode(out);
+            }
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        match u8::decode(input)? {
+            0 => Some(Gather::Blocked),
+            1 => Some(Gather::Used(Vec::decode(input)?)),
+            _ => None,
+        }
+    }
+}
+
 impl Gather {
     /// Adds colour `c` to a [`Gather::Used`] set.
     fn add(words: &mut Vec<u64>, c: u32) {
