@@ -238,7 +238,7 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
 /// The edges [`generate_edges`] makes, handed to `f(src, dst, weight)` in
 /// the same order without holding them (a few blocks at a time, made in
 /// parallel); returns the vertex count and whether the graph is directed.
-pub(crate) fn for_each_edge(
+pub fn for_each_edge(
     kind: Generator,
     o: &GenOptions,
     mut f: impl FnMut(VertexId, VertexId, Option<f64>) -> Result<()>,

@@ -8,6 +8,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use xxhash_rust::xxh3::Xxh3;
 
@@ -15,6 +16,48 @@ use crate::{GraphError, Result};
 
 /// Bytes written or read between two drops of the page cache behind.
 pub(crate) const DROP_EVERY: u64 = 32 << 20;
+
+/// Set by [`interrupt`]: bounded builds stop at their next check.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Makes every bounded build of this process fail at its next check (each
+/// window of [`DROP_EVERY`] bytes, each section flush, the end of each
+/// scratch file) with "interrupted", so that its temporary files are
+/// removed on the way out. One atomic store: async-signal-safe.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+extern "C" fn on_signal(_: libc::c_int) {
+    interrupt();
+}
+
+/// Turns SIGINT and SIGTERM into [`interrupt`] for the rest of the
+/// process (a bounded build then cleans up and fails instead of dying
+/// with its scratch files on disk).
+#[allow(unsafe_code)]
+pub fn interrupt_on_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `on_signal` is an `extern "C"` function of the handler's
+        // signature that only performs an atomic store, which is
+        // async-signal-safe; installing it replaces the default action and
+        // touches no memory of ours.
+        unsafe {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// The error of an interrupted build, if [`interrupt`] was called.
+pub(crate) fn check_interrupted(path: &Path) -> Result<()> {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err(GraphError::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"),
+        ));
+    }
+    Ok(())
+}
 
 /// Writes back `len` bytes of `file` from `offset` and waits for them, then
 /// asks the kernel to drop them from the page cache. Best effort for the
@@ -82,6 +125,7 @@ impl ScratchWriter {
         }
         self.written += bytes.len() as u64;
         if self.written - self.dropped >= DROP_EVERY {
+            check_interrupted(&self.path)?;
             self.w.flush().map_err(|e| GraphError::io(&self.path, e))?;
             let (from, len) = (self.dropped, self.written - self.dropped);
             drop_behind(self.w.get_ref(), from, len).map_err(|e| GraphError::io(&self.path, e))?;
@@ -92,6 +136,7 @@ impl ScratchWriter {
 
     /// Flushes, writes back and drops the cache; returns the path and length.
     pub(crate) fn finish(mut self) -> Result<(PathBuf, u64)> {
+        check_interrupted(&self.path)?;
         self.w.flush().map_err(|e| GraphError::io(&self.path, e))?;
         let len = self.written - self.dropped;
         drop_behind(self.w.get_ref(), self.dropped, len)
@@ -156,6 +201,7 @@ impl ScratchReader {
         }
         self.read += out.len() as u64;
         if self.read - self.dropped >= DROP_EVERY {
+            check_interrupted(&self.path)?;
             drop_cached(self.r.get_ref(), self.dropped, self.read - self.dropped);
             self.dropped = self.read;
         }
@@ -214,6 +260,7 @@ impl<'a> SectionOut<'a> {
         if self.buf.is_empty() {
             return Ok(());
         }
+        check_interrupted(self.path)?;
         self.hash.update(&self.buf);
         self.file
             .write_all_at(&self.buf, self.pos)

@@ -70,15 +70,27 @@ pub(crate) fn import_tuned(
     }
     check_applicable(Format::EdgeList, opts, path)?;
     let weighted = opts.weighted || text::base_name(path).ends_with(".wel");
+    // The input's pages are dropped from the cache as it is read (a
+    // plain file; a pipe has none).
+    let plain = std::fs::File::open(path)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
     let result = (|| {
         let mut spool = Spool::new(scratch, weighted)?;
+        let mut blocks = 0u64;
         parse_blocks_each(
             input,
             path,
             0,
             progress,
             |data| edgelist::parse_block(data, weighted, None),
-            |b: EdgeBlock| spool_block(&mut spool, &b, path),
+            |b: EdgeBlock| {
+                blocks += 1;
+                if let (Some(f), true) = (&plain, blocks.is_multiple_of(16)) {
+                    super::disk::drop_cached(f, 0, 0);
+                }
+                spool_block(&mut spool, &b, path)
+            },
         )?;
         if spool.edges() == 0 {
             return Err(GraphError::bad_input(
@@ -193,5 +205,9 @@ pub fn save_bounded(
         built = Some(b);
         Ok(())
     })?;
+    // The verification read the whole file through the page cache.
+    if let Ok(f) = std::fs::File::open(data.graph_dir(name).join(GRAPH_FILE)) {
+        super::disk::drop_cached(&f, 0, 0);
+    }
     built.ok_or_else(|| GraphError::InvalidArgument("the bounded build wrote nothing".into()))
 }

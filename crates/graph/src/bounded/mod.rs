@@ -36,6 +36,7 @@ use crate::order::{degree_order, worth_degree_order, OrderChoice, NEAR_IDS};
 use crate::types::{VertexId, Weight, MAX_VERTICES};
 use crate::{GraphError, Result};
 
+pub use disk::{interrupt, interrupt_on_signals};
 pub use entry::{generate_to_file, import_to_file, save_bounded};
 pub use write::Built;
 

@@ -139,6 +139,11 @@ impl Runs {
         Ok(())
     }
 
+    /// Arcs held in memory (not yet spilled).
+    pub(crate) fn in_memory(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Runs spilled so far.
     pub(crate) fn spilled(&self) -> usize {
         self.files.len()

@@ -41,6 +41,36 @@ struct Layout {
 }
 
 impl Layout {
+    /// The sections up to the chunk table (whose length is set later) of
+    /// a graph of `n` vertices and `m` arcs, in [`crate::store`]'s order.
+    fn of(n: u64, m: u64, directed: bool, weighted: bool, id_ints: bool, ordered: bool) -> Layout {
+        use SectionKind::*;
+        let mut lay = Layout {
+            kinds: vec![OutOffsets, OutTargets],
+            lens: vec![8 * (n + 1), 4 * m],
+        };
+        if weighted {
+            lay.set(OutWeights, 8 * m);
+        }
+        if directed {
+            lay.set(InOffsets, 8 * (n + 1));
+            lay.set(InSources, 4 * m);
+            if weighted {
+                lay.set(InWeights, 8 * m);
+            }
+        }
+        if id_ints {
+            lay.set(IdInts, 8 * n);
+            lay.set(IdSorted, 4 * n);
+        }
+        if ordered {
+            lay.set(OldOfNew, 4 * n);
+            lay.set(NewOfOld, 4 * n);
+        }
+        lay.set(Chunks, 0);
+        lay
+    }
+
     fn offset(&self, kind: SectionKind) -> u64 {
         let mut pos = SECTION_ALIGN;
         for (k, len) in self.kinds.iter().zip(&self.lens) {
@@ -95,29 +125,7 @@ pub(super) fn write_store(
     let m = o.m;
     let ordered = perm.is_some();
     let id_ints = ordered || naming.seen.is_some();
-    let mut lay = Layout {
-        kinds: vec![OutOffsets, OutTargets],
-        lens: vec![8 * (n as u64 + 1), 4 * m],
-    };
-    if weighted {
-        lay.set(OutWeights, 8 * m);
-    }
-    if directed {
-        lay.set(InOffsets, 8 * (n as u64 + 1));
-        lay.set(InSources, 4 * m);
-        if weighted {
-            lay.set(InWeights, 8 * m);
-        }
-    }
-    if id_ints {
-        lay.set(IdInts, 8 * n as u64);
-        lay.set(IdSorted, 4 * n as u64);
-    }
-    if ordered {
-        lay.set(OldOfNew, 4 * n as u64);
-        lay.set(NewOfOld, 4 * n as u64);
-    }
-    lay.set(Chunks, 0);
+    let mut lay = Layout::of(n as u64, m, directed, weighted, id_ints, ordered);
     debug_assert_eq!(lay.offset(OutTargets), targets_at);
     let mut sums: Vec<(SectionKind, u64)> = vec![(OutTargets, o.targets_sum)];
     let put = |kind: SectionKind, bytes: &[u8], lay: &Layout, sums: &mut Vec<_>| {
@@ -304,7 +312,13 @@ fn merge_out(
     targets_at: u64,
 ) -> Result<OutLists> {
     let mp = merge_plan(run_bytes, runs.spilled() + 1, plan.tuning);
-    let reading = (mp.fan_in.min(runs.spilled() + 1) * mp.read_buf) as u64;
+    // The merge's read buffers, or the arcs it sorts in memory when none
+    // was spilled, stay beside the in-arcs' run buffer.
+    let reading = if runs.spilled() == 0 {
+        16 * runs.in_memory() as u64
+    } else {
+        (mp.fan_in.min(runs.spilled() + 1) * mp.read_buf) as u64
+    };
     let csc_cap = plan
         .tuning
         .run_arcs
