@@ -81,6 +81,11 @@ pub struct ImportArgs {
     /// an edge without it).
     #[arg(long)]
     pub no_header: bool,
+    /// Build within this much memory (bytes, or with a K, M, G or T suffix), page cache
+    /// included: sorted runs on disk, merged into the store (edge lists only; same file as
+    /// without it). A budget too small is refused, naming the least that fits.
+    #[arg(long, value_parser = crate::ooc::parse_memory)]
+    pub memory: Option<u64>,
     /// Replace an existing graph of the same name.
     #[arg(long)]
     pub force: bool,
@@ -134,6 +139,9 @@ pub struct GenerateArgs {
     /// standard output).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Build (or, with --out, write) within this much memory, as `import --memory`.
+    #[arg(long, value_parser = crate::ooc::parse_memory)]
+    pub memory: Option<u64>,
     /// Replace an existing graph of the same name.
     #[arg(long)]
     pub force: bool,
@@ -179,7 +187,7 @@ pub struct RemoveArgs {
 
 /// Fails early, before any work, when `name` cannot be written: invalid,
 /// taken (unless `force`), or an incomplete graph directory.
-fn check_name_free(ctx: &Ctx, name: &str, force: bool) -> anyhow::Result<()> {
+pub(crate) fn check_name_free(ctx: &Ctx, name: &str, force: bool) -> anyhow::Result<()> {
     plexus_graph::store::check_name(name)?;
     if force {
         return Ok(());
@@ -237,6 +245,9 @@ pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
             no_header: a.no_header,
         },
     };
+    if let Some(budget) = a.memory {
+        return crate::bounded::import(ctx, &a, &opts, budget);
+    }
     let t = Instant::now();
     let bar = Bar::new(ctx.quiet);
     let g = plexus_graph::import_file(&a.input, &opts, &bar);
@@ -273,7 +284,7 @@ pub fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -311,6 +322,9 @@ pub fn gen_options(a: &GenerateArgs) -> (Generator, GenOptions) {
 
 pub fn generate(ctx: &Ctx, a: GenerateArgs) -> anyhow::Result<()> {
     let (kind, o) = gen_options(&a);
+    if let Some(budget) = a.memory {
+        return crate::bounded::generate(ctx, &a, kind, &o, budget);
+    }
     let t = Instant::now();
     if let Some(out) = &a.out {
         crate::out::check(out, &[])?;

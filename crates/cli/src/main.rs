@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 mod algorithms;
 mod batch;
+mod bounded;
 mod demo;
 mod dist;
 mod fmt;

@@ -33,7 +33,7 @@ pub struct OocArgs {
     pub io: Option<String>,
 }
 
-fn parse_memory(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_memory(s: &str) -> Result<u64, String> {
     plexus_ooc::parse_size(s).map_err(|e| e.to_string())
 }
 

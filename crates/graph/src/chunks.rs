@@ -40,12 +40,16 @@ impl Chunk {
 /// vertices, then there are none), contiguous, cover `0..n` in order, and all
 /// but the first start at a multiple of [`CHUNK_ALIGN`].
 pub fn chunk_table(out: &Adjacency, inc: Option<&Adjacency>) -> Vec<Chunk> {
-    let n = out.num_vertices() as u64;
+    chunk_table_of_offsets(out.offsets(), inc.map(|a| a.offsets()))
+}
+
+/// [`chunk_table`] from the out-offsets `oo` (`n + 1` entries) and, for a
+/// directed graph, the in-offsets `io`.
+pub fn chunk_table_of_offsets(oo: &[u64], io: Option<&[u64]>) -> Vec<Chunk> {
+    let n = oo.len().saturating_sub(1) as u64;
     if n == 0 {
         return Vec::new();
     }
-    let oo = out.offsets();
-    let io = inc.map(|a| a.offsets());
     let cum = |v: u64| ALPHA * v + oo[v as usize] + io.map_or(0, |o| o[v as usize]);
     let total = cum(n);
     let k = total

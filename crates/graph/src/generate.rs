@@ -85,11 +85,10 @@ fn rng_for(seed: u64, stream: u64) -> Xoshiro256PlusPlus {
     Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31))
 }
 
-/// Generates the edges only (internal ids, before symmetrisation): the
-/// number of vertices, the edge buffer and whether the graph is directed.
-pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuffer, bool)> {
+/// Checks `kind`'s arguments; returns the vertex count.
+fn check_args(kind: Generator, o: &GenOptions) -> Result<u64> {
     if let Generator::Grid2d { width, height } = kind {
-        let n = width
+        return width
             .checked_mul(height)
             .filter(|&n| n < MAX_VERTICES && n > 0)
             .ok_or_else(|| {
@@ -97,30 +96,7 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
                     "a {width}×{height} grid needs 1 to {} vertices",
                     MAX_VERTICES - 1
                 ))
-            })?;
-        check_fits(kind, o, false)?;
-        let mut src = Vec::new();
-        let mut dst = Vec::new();
-        for y in 0..height {
-            for x in 0..width {
-                let v = (y * width + x) as VertexId;
-                if x + 1 < width {
-                    src.push(v);
-                    dst.push(v + 1);
-                }
-                if y + 1 < height {
-                    src.push(v);
-                    dst.push(v + width as VertexId);
-                }
-            }
-        }
-        let weights = o.max_weight.map(|mw| {
-            (0..src.len() as u64)
-                .into_par_iter()
-                .map(|i| rng_for(o.seed ^ 0x5757, i / BLOCK).gen_range(1..=mw.max(1)) as f64)
-                .collect()
-        });
-        return Ok((n as usize, EdgeBuffer { src, dst, weights }, false));
+            });
     }
     if o.scale == 0 || o.scale >= 32 {
         return Err(GraphError::InvalidArgument(format!(
@@ -138,44 +114,73 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
             "edge factor must be at least 1".into(),
         ));
     }
-    let n = 1u64 << o.scale;
-    check_fits(kind, o, false)?;
-    let m = n * o.edge_factor;
-    let blocks = m.div_ceil(BLOCK);
+    Ok(1u64 << o.scale)
+}
+
+/// The grid's edges: right and down neighbours, row by row.
+fn grid_pairs(width: u64, height: u64) -> impl Iterator<Item = (VertexId, VertexId)> {
+    (0..height).flat_map(move |y| {
+        (0..width).flat_map(move |x| {
+            let v = (y * width + x) as VertexId;
+            let right = (x + 1 < width).then_some((v, v + 1));
+            let down = (y + 1 < height).then_some((v, v + width as VertexId));
+            right.into_iter().chain(down)
+        })
+    })
+}
+
+/// The weight of the grid's edge `i`.
+fn grid_weight(o: &GenOptions, mw: u32, i: u64) -> f64 {
+    rng_for(o.seed ^ 0x5757, i / BLOCK).gen_range(1..=mw.max(1)) as f64
+}
+
+/// The weight of the random generators' edge `i`.
+fn random_weight(o: &GenOptions, mw: u32, i: u64) -> f64 {
+    rng_for(o.seed ^ 0x5757, i).gen_range(1..=mw.max(1)) as f64
+}
+
+/// The pairs of block `blk` (edges `blk·BLOCK..`) of a random generator
+/// on `n` vertices and `m` edges, before the permutation.
+fn block_pairs(
+    kind: Generator,
+    o: &GenOptions,
+    n: u64,
+    m: u64,
+    blk: u64,
+) -> impl Iterator<Item = (VertexId, VertexId)> + '_ {
+    let mut rng = rng_for(o.seed, blk);
+    let count = BLOCK.min(m - blk * BLOCK);
     let (ab, abc) = (o.a + o.b, o.a + o.b + o.c);
     let scale = o.scale;
-    let pairs: Vec<(VertexId, VertexId)> = (0..blocks)
-        .into_par_iter()
-        .flat_map_iter(|blk| {
-            let mut rng = rng_for(o.seed, blk);
-            let count = BLOCK.min(m - blk * BLOCK);
-            (0..count).map(move |_| match kind {
-                Generator::Uniform => (
-                    rng.gen_range(0..n) as VertexId,
-                    rng.gen_range(0..n) as VertexId,
-                ),
-                _ => {
-                    let (mut u, mut v) = (0u64, 0u64);
-                    for _ in 0..scale {
-                        let r: f64 = rng.gen();
-                        let (bu, bv) = if r < o.a {
-                            (0, 0)
-                        } else if r < ab {
-                            (0, 1)
-                        } else if r < abc {
-                            (1, 0)
-                        } else {
-                            (1, 1)
-                        };
-                        u = (u << 1) | bu;
-                        v = (v << 1) | bv;
-                    }
-                    (u as VertexId, v as VertexId)
-                }
-            })
-        })
-        .collect();
-    let perm: Option<Vec<VertexId>> = o.permute.then(|| {
+    (0..count).map(move |_| match kind {
+        Generator::Uniform => (
+            rng.gen_range(0..n) as VertexId,
+            rng.gen_range(0..n) as VertexId,
+        ),
+        _ => {
+            let (mut u, mut v) = (0u64, 0u64);
+            for _ in 0..scale {
+                let r: f64 = rng.gen();
+                let (bu, bv) = if r < o.a {
+                    (0, 0)
+                } else if r < ab {
+                    (0, 1)
+                } else if r < abc {
+                    (1, 0)
+                } else {
+                    (1, 1)
+                };
+                u = (u << 1) | bu;
+                v = (v << 1) | bv;
+            }
+            (u as VertexId, v as VertexId)
+        }
+    })
+}
+
+/// The random permutation of the vertex ids, when `o.permute`.
+fn permutation(o: &GenOptions, n: u64) -> Option<Vec<VertexId>> {
+    o.permute.then(|| {
         // Fisher–Yates with a seeded stream: sequential but O(n).
         let mut p: Vec<VertexId> = (0..n as VertexId).collect();
         let mut rng = rng_for(o.seed ^ 0xA5A5_A5A5, u64::MAX);
@@ -184,7 +189,31 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
             p.swap(i, j);
         }
         p
-    });
+    })
+}
+
+/// Generates the edges only (internal ids, before symmetrisation): the
+/// number of vertices, the edge buffer and whether the graph is directed.
+pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuffer, bool)> {
+    let n = check_args(kind, o)?;
+    check_fits(kind, o, false)?;
+    if let Generator::Grid2d { width, height } = kind {
+        let (src, dst): (Vec<VertexId>, Vec<VertexId>) = grid_pairs(width, height).unzip();
+        let weights = o.max_weight.map(|mw| {
+            (0..src.len() as u64)
+                .into_par_iter()
+                .map(|i| grid_weight(o, mw, i))
+                .collect()
+        });
+        return Ok((n as usize, EdgeBuffer { src, dst, weights }, false));
+    }
+    let m = n * o.edge_factor;
+    let blocks = m.div_ceil(BLOCK);
+    let pairs: Vec<(VertexId, VertexId)> = (0..blocks)
+        .into_par_iter()
+        .flat_map_iter(|blk| block_pairs(kind, o, n, m, blk))
+        .collect();
+    let perm = permutation(o, n);
     let (src, dst): (Vec<VertexId>, Vec<VertexId>) = match &perm {
         Some(p) => pairs
             .par_iter()
@@ -196,7 +225,7 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
     let weights = o.max_weight.map(|mw| {
         (0..m)
             .into_par_iter()
-            .map(|i| rng_for(o.seed ^ 0x5757, i).gen_range(1..=mw.max(1)) as f64)
+            .map(|i| random_weight(o, mw, i))
             .collect()
     });
     Ok((
@@ -204,6 +233,68 @@ pub fn generate_edges(kind: Generator, o: &GenOptions) -> Result<(usize, EdgeBuf
         EdgeBuffer { src, dst, weights },
         kind == Generator::Rmat,
     ))
+}
+
+/// The edges [`generate_edges`] makes, handed to `f(src, dst, weight)` in
+/// the same order without holding them (a few blocks at a time, made in
+/// parallel); returns the vertex count and whether the graph is directed.
+pub fn for_each_edge(
+    kind: Generator,
+    o: &GenOptions,
+    mut f: impl FnMut(VertexId, VertexId, Option<f64>) -> Result<()>,
+) -> Result<(usize, bool)> {
+    let n = check_args(kind, o)?;
+    if let Generator::Grid2d { width, height } = kind {
+        for (i, (u, v)) in grid_pairs(width, height).enumerate() {
+            f(u, v, o.max_weight.map(|mw| grid_weight(o, mw, i as u64)))?;
+        }
+        return Ok((n as usize, false));
+    }
+    let m = n * o.edge_factor;
+    let blocks = m.div_ceil(BLOCK);
+    let perm = permutation(o, n);
+    let batch = (rayon::current_num_threads() * 4) as u64;
+    let mut first = 0;
+    while first < blocks {
+        let last = (first + batch).min(blocks);
+        let made: Vec<Vec<(VertexId, VertexId, Option<f64>)>> = (first..last)
+            .into_par_iter()
+            .map(|blk| {
+                block_pairs(kind, o, n, m, blk)
+                    .enumerate()
+                    .map(|(k, (u, v))| {
+                        let (u, v) = match &perm {
+                            Some(p) => (p[u as usize], p[v as usize]),
+                            None => (u, v),
+                        };
+                        let i = blk * BLOCK + k as u64;
+                        (u, v, o.max_weight.map(|mw| random_weight(o, mw, i)))
+                    })
+                    .collect()
+            })
+            .collect();
+        for (u, v, w) in made.into_iter().flatten() {
+            f(u, v, w)?;
+        }
+        first = last;
+    }
+    Ok((n as usize, kind == Generator::Rmat))
+}
+
+/// Build options of a generated graph: GAPBS drops self-loops and
+/// duplicates (keeping the smallest weight) unless `keep_multi`.
+pub fn build_options(directed: bool, o: &GenOptions) -> BuildOptions {
+    let (self_loops, duplicates) = if o.keep_multi {
+        (LoopPolicy::Keep, DuplicatePolicy::Keep)
+    } else {
+        (LoopPolicy::Drop, DuplicatePolicy::Min)
+    };
+    BuildOptions {
+        directed,
+        self_loops,
+        duplicates,
+        order: o.order,
+    }
 }
 
 /// Vertices and edges `kind` generates with `o`, before dropping
@@ -275,18 +366,7 @@ pub fn check_fits(kind: Generator, o: &GenOptions, build: bool) -> Result<()> {
 pub fn generate(kind: Generator, o: &GenOptions) -> Result<Graph> {
     check_fits(kind, o, true)?;
     let (n, buf, directed) = generate_edges(kind, o)?;
-    let (self_loops, duplicates) = if o.keep_multi {
-        (LoopPolicy::Keep, DuplicatePolicy::Keep)
-    } else {
-        (LoopPolicy::Drop, DuplicatePolicy::Min)
-    };
-    let bo = BuildOptions {
-        directed,
-        self_loops,
-        duplicates,
-        order: o.order,
-    };
-    build(n, buf, IdMap::Identity { n }, &bo)
+    build(n, buf, IdMap::Identity { n }, &build_options(directed, o))
 }
 
 #[cfg(test)]

@@ -172,12 +172,13 @@ pub struct DegreeSummary {
     pub top: Vec<(VertexId, u64)>,
 }
 
-impl Graph {
-    /// The out-degree summary, computed in one parallel pass (O(n)).
-    pub fn degree_summary(&self) -> DegreeSummary {
+impl DegreeSummary {
+    /// The summary of the out-degrees that CSR offsets `offs` (`n + 1`
+    /// entries) give, in one parallel pass (O(n)).
+    pub fn of_offsets(offs: &[u64]) -> DegreeSummary {
         use rayon::prelude::*;
         const TOP: usize = 5;
-        let n = self.num_vertices();
+        let n = offs.len().saturating_sub(1);
         if n == 0 {
             return DegreeSummary {
                 min: 0,
@@ -186,7 +187,6 @@ impl Graph {
                 top: Vec::new(),
             };
         }
-        let offs = self.out.offsets();
         let by_degree =
             |a: &(u64, VertexId), b: &(u64, VertexId)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
         let (min, max, mut top) = (0..n)
@@ -217,9 +217,16 @@ impl Graph {
         DegreeSummary {
             min,
             max,
-            mean: self.num_arcs() as f64 / n as f64,
+            mean: offs[n] as f64 / n as f64,
             top: top.into_iter().map(|(d, v)| (v, d)).collect(),
         }
+    }
+}
+
+impl Graph {
+    /// The out-degree summary, computed in one parallel pass (O(n)).
+    pub fn degree_summary(&self) -> DegreeSummary {
+        DegreeSummary::of_offsets(self.out.offsets())
     }
 
     /// Statistics of the out-edge weights (`None` for an unweighted graph),

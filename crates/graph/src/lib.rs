@@ -18,6 +18,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod adjacency;
+pub mod bounded;
 pub mod builder;
 pub mod caches;
 pub mod chunks;

@@ -43,8 +43,8 @@ pub const META_FILE: &str = "meta.json";
 pub const DEGREES_FILE: &str = "degrees.json";
 /// Sections start at multiples of this many bytes.
 pub const SECTION_ALIGN: u64 = 4096;
-const FIXED_HEADER: usize = 64;
-const ENTRY_SIZE: usize = 32;
+pub(crate) const FIXED_HEADER: usize = 64;
+pub(crate) const ENTRY_SIZE: usize = 32;
 
 const FLAG_DIRECTED: u32 = 1;
 const FLAG_WEIGHTED: u32 = 2;
@@ -76,7 +76,7 @@ pub enum SectionKind {
 }
 
 /// Sections a graph's tiles take ([`tile_sections`]).
-const TILE_SECTIONS: usize = 6;
+pub(crate) const TILE_SECTIONS: usize = 6;
 
 impl SectionKind {
     fn from_u32(x: u32) -> Option<Self> {
@@ -129,7 +129,7 @@ impl SectionKind {
             TileLongLengths => "tile-long-lengths",
         }
     }
-    fn elem_size(self) -> usize {
+    pub(crate) fn elem_size(self) -> usize {
         use SectionKind::*;
         match self {
             OutOffsets | InOffsets | OutWeights | InWeights | IdInts | IdStrOffsets => 8,
@@ -246,6 +246,25 @@ impl DataDir {
     /// leaves nothing; stale temporary files of dead processes are removed
     /// first. The file is verified ([`check_graph_file`]) once written.
     pub fn save(&self, name: &str, g: &Graph, prov: &Provenance, replace: bool) -> Result<PathBuf> {
+        self.save_with(name, replace, |tmp| {
+            self.write_into(tmp, g, prov)?;
+            Ok(())
+        })
+    }
+
+    /// [`DataDir::save`] for a writer of its own: `write(tmp)` fills the
+    /// temporary directory `tmp` (inside the data directory, removed when
+    /// the write fails and, if the process dies, by the next write of any
+    /// graph) with `graph.plx`, `meta.json` and `degrees.json`, and may
+    /// keep scratch files in it under names starting with `.scratch`, which
+    /// must be gone when it returns. Then the directory is published and
+    /// the file verified as by `save`.
+    pub fn save_with(
+        &self,
+        name: &str,
+        replace: bool,
+        write: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<PathBuf> {
         valid_name(name)?;
         fs::create_dir_all(&self.root).map_err(|e| GraphError::io(&self.root, e))?;
         crate::export::remove_stale(&self.root, ".tmp-");
@@ -273,8 +292,7 @@ impl DataDir {
             fs::remove_dir_all(&tmp).map_err(|e| GraphError::io(&tmp, e))?;
         }
         fs::create_dir(&tmp).map_err(|e| GraphError::io(&tmp, e))?;
-        let result = self
-            .write_into(&tmp, g, prov)
+        let result = write(&tmp)
             .map_err(|e| rename_error_path(e, &tmp, &final_dir))
             .and_then(|()| self.publish(name, &tmp, &final_dir));
         if result.is_err() {
@@ -292,14 +310,7 @@ impl DataDir {
     /// Writes the graph's files into the directory `tmp`.
     fn write_into(&self, tmp: &Path, g: &Graph, prov: &Provenance) -> Result<()> {
         write_graph_file(&tmp.join(GRAPH_FILE), g)?;
-        let meta_path = tmp.join(META_FILE);
-        let text = serde_json::to_string_pretty(prov)
-            .map_err(|e| GraphError::io(&meta_path, std::io::Error::other(e)))?;
-        fs::write(&meta_path, text).map_err(|e| GraphError::io(&meta_path, e))?;
-        let degrees_path = tmp.join(DEGREES_FILE);
-        let text = serde_json::to_string_pretty(&g.degree_summary())
-            .map_err(|e| GraphError::io(&degrees_path, std::io::Error::other(e)))?;
-        fs::write(&degrees_path, text).map_err(|e| GraphError::io(&degrees_path, e))
+        write_side_files(tmp, prov, &g.degree_summary())
     }
 
     /// Renames the written directory `tmp` to `final_dir`, replacing what
@@ -533,6 +544,18 @@ impl DataDir {
 
 /// The error `e` of a write into `tmp`, naming `dest` instead (the user
 /// knows the graph, not the temporary directory).
+/// Writes `meta.json` and `degrees.json` into the directory `dir`.
+pub fn write_side_files(dir: &Path, prov: &Provenance, degrees: &DegreeSummary) -> Result<()> {
+    let meta_path = dir.join(META_FILE);
+    let text = serde_json::to_string_pretty(prov)
+        .map_err(|e| GraphError::io(&meta_path, std::io::Error::other(e)))?;
+    fs::write(&meta_path, text).map_err(|e| GraphError::io(&meta_path, e))?;
+    let degrees_path = dir.join(DEGREES_FILE);
+    let text = serde_json::to_string_pretty(degrees)
+        .map_err(|e| GraphError::io(&degrees_path, std::io::Error::other(e)))?;
+    fs::write(&degrees_path, text).map_err(|e| GraphError::io(&degrees_path, e))
+}
+
 fn rename_error_path(e: GraphError, tmp: &Path, dest: &Path) -> GraphError {
     match e {
         GraphError::Io { path, source } => GraphError::Io {
@@ -651,7 +674,7 @@ impl Header {
     }
 }
 
-fn order_code(o: VertexOrder) -> u32 {
+pub(crate) fn order_code(o: VertexOrder) -> u32 {
     match o {
         VertexOrder::None => 0,
         VertexOrder::Degree => 1,
@@ -750,7 +773,7 @@ fn write_sections(
     w.write_all(&vec![0u8; (end - here) as usize])
 }
 
-fn align_up(x: u64) -> u64 {
+pub(crate) fn align_up(x: u64) -> u64 {
     x.div_ceil(SECTION_ALIGN) * SECTION_ALIGN
 }
 
@@ -809,7 +832,38 @@ pub fn write_graph_file(path: &Path, g: &Graph) -> Result<()> {
 }
 
 fn encode_header(g: &Graph, entries: &[SectionEntry]) -> Vec<u8> {
-    let m = &g.meta;
+    let id_kind = match g.ids {
+        IdMap::Identity { .. } => 0u32,
+        IdMap::Int { .. } => 1,
+        IdMap::Str { .. } => 2,
+    };
+    let fields = HeaderFields {
+        meta: g.meta.clone(),
+        n: g.num_vertices() as u64,
+        m: g.num_arcs(),
+        id_kind,
+        base_version: g.base_version,
+    };
+    encode_header_fields(&fields, entries)
+}
+
+/// The header's fields besides the section table, for a writer that has
+/// no [`Graph`] in memory (the bounded builder).
+pub(crate) struct HeaderFields {
+    pub meta: GraphMeta,
+    /// Vertices.
+    pub n: u64,
+    /// Stored arcs (the CSR's length).
+    pub m: u64,
+    /// 0 identity, 1 integers, 2 strings.
+    pub id_kind: u32,
+    pub base_version: u64,
+}
+
+/// The header (fixed part, section table, header checksum) of a file with
+/// these fields and sections.
+pub(crate) fn encode_header_fields(f: &HeaderFields, entries: &[SectionEntry]) -> Vec<u8> {
+    let m = &f.meta;
     let mut flags = 0;
     if m.directed {
         flags |= FLAG_DIRECTED;
@@ -820,22 +874,18 @@ fn encode_header(g: &Graph, entries: &[SectionEntry]) -> Vec<u8> {
     if m.integral_weights {
         flags |= FLAG_INTEGRAL;
     }
-    let id_kind = match g.ids {
-        IdMap::Identity { .. } => 0u32,
-        IdMap::Int { .. } => 1,
-        IdMap::Str { .. } => 2,
-    };
+    let id_kind = f.id_kind;
     let mut h = Vec::with_capacity(FIXED_HEADER + ENTRY_SIZE * entries.len() + 8);
     h.extend_from_slice(MAGIC);
     h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     h.extend_from_slice(&flags.to_le_bytes());
-    h.extend_from_slice(&(g.num_vertices() as u64).to_le_bytes());
-    h.extend_from_slice(&g.num_arcs().to_le_bytes());
+    h.extend_from_slice(&f.n.to_le_bytes());
+    h.extend_from_slice(&f.m.to_le_bytes());
     h.extend_from_slice(&m.self_loops.to_le_bytes());
     h.extend_from_slice(&order_code(m.order).to_le_bytes());
     h.extend_from_slice(&id_kind.to_le_bytes());
     h.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-    h.extend_from_slice(&g.base_version.to_le_bytes());
+    h.extend_from_slice(&f.base_version.to_le_bytes());
     h.extend_from_slice(&[0u8; 4]);
     debug_assert_eq!(h.len(), FIXED_HEADER);
     for e in entries {

@@ -207,6 +207,75 @@ impl Tiles {
         }
     }
 
+    /// Builds the tiles of a CSC whose offsets are in memory but whose
+    /// sources are not, block by block, exactly as [`Tiles::build`] does
+    /// (same blocks, same arrays): `read(range)` returns the sources
+    /// `range` of the CSC (a block's, at most about `m / 64` arcs plus one
+    /// list), and `emit` receives each block's tiles (rebased on the
+    /// arrays emitted before), run targets, sources and long-run lengths,
+    /// in order. Returns the block records. Blocks are built a few at a
+    /// time on the thread pool.
+    pub(crate) fn build_by_blocks<E: Send>(
+        offsets: &[u64],
+        mut read: impl FnMut(std::ops::Range<u64>) -> Result<Vec<u32>, E>,
+        mut emit: impl FnMut(&[Tile], &[u16], &[u16], &[u32]) -> Result<(), E>,
+    ) -> Result<Vec<TileBlock>, E> {
+        let shift = SHIFT;
+        let block_targets = block_targets_for_l2(crate::caches::l2_bytes());
+        let n = offsets.len().saturating_sub(1);
+        let m = offsets.last().copied().unwrap_or(0);
+        let per_block = (m / BLOCKS_BY_ARCS).max(1);
+        let bounds = crate::builder::vertex_blocks(offsets, per_block, block_targets);
+        let segments = (n >> shift) + 1;
+        let mut blocks = Vec::with_capacity(bounds.len());
+        let (mut tiles, mut runs, mut arcs, mut longs) = (0u64, 0u64, 0u64, 0u64);
+        let batch = rayon::current_num_threads().max(1);
+        let windows: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+        for group in windows.chunks(batch) {
+            let mut inputs = Vec::with_capacity(group.len());
+            for &(lo, hi) in group {
+                let base = offsets[lo];
+                let sources = read(base..offsets[hi])?;
+                let local: Vec<u64> = offsets[lo..=hi].iter().map(|&o| o - base).collect();
+                inputs.push((lo, hi, local, sources));
+            }
+            let parts: Vec<BlockPart> = inputs
+                .par_iter()
+                .with_max_len(1)
+                .map(|(lo, hi, local, sources)| {
+                    let mut p = build_block(local, sources, 0, hi - lo, shift, segments);
+                    (p.lo, p.hi) = (*lo, *hi);
+                    p
+                })
+                .collect();
+            drop(inputs);
+            for p in parts {
+                let rebased: Vec<Tile> = p
+                    .tiles
+                    .iter()
+                    .map(|t| Tile {
+                        first_run: t.first_run + runs,
+                        first_source: t.first_source + arcs,
+                        first_long: t.first_long + longs,
+                        ..*t
+                    })
+                    .collect();
+                emit(&rebased, &p.targets, &p.sources, &p.long_lengths)?;
+                blocks.push(TileBlock {
+                    lo: p.lo as u64,
+                    hi: p.hi as u64,
+                    first_tile: tiles,
+                    end_tile: tiles + p.tiles.len() as u64,
+                });
+                tiles += p.tiles.len() as u64;
+                runs += p.targets.len() as u64;
+                arcs += p.sources.len() as u64;
+                longs += p.long_lengths.len() as u64;
+            }
+        }
+        Ok(blocks)
+    }
+
     /// Sources per segment are `2^shift`.
     pub fn shift(&self) -> u32 {
         self.shift

@@ -90,7 +90,7 @@ pub fn detect_format(path: &Path) -> Format {
 
 /// The format of the first bytes of a stream whose name does not tell:
 /// Matrix Market by its banner, else an edge list.
-fn format_of_content(head: &[u8]) -> Format {
+pub(crate) fn format_of_content(head: &[u8]) -> Format {
     const BANNER: &[u8] = b"%%matrixmarket";
     if head.len() >= BANNER.len() && head[..BANNER.len()].eq_ignore_ascii_case(BANNER) {
         Format::MatrixMarket
@@ -224,7 +224,7 @@ pub fn import_file(path: &Path, opts: &ImportOptions, progress: &dyn Progress) -
 }
 
 /// Options that the format does not read are an error naming them.
-fn check_applicable(format: Format, opts: &ImportOptions, path: &Path) -> Result<()> {
+pub(crate) fn check_applicable(format: Format, opts: &ImportOptions, path: &Path) -> Result<()> {
     let name = match format {
         Format::Csv => return Ok(()),
         Format::EdgeList => "an edge list",

@@ -182,15 +182,36 @@ where
     F: Fn(&[u8]) -> std::result::Result<Parsed<T>, BlockError> + Sync,
 {
     let mut out = Vec::new();
+    parse_blocks_each(input, path, lines_before, progress, parse, |v| {
+        out.push(v);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`parse_blocks`] handing each parsed block to `sink` in input order
+/// instead of keeping them all (a few blocks are in memory at a time).
+pub fn parse_blocks_each<T, F>(
+    input: Input,
+    path: &Path,
+    lines_before: u64,
+    progress: &dyn Progress,
+    parse: F,
+    mut sink: impl FnMut(T) -> Result<()>,
+) -> Result<()>
+where
+    T: Send,
+    F: Fn(&[u8]) -> std::result::Result<Parsed<T>, BlockError> + Sync,
+{
     let mut line_base = lines_before;
-    let handle = |batch: Vec<Vec<u8>>, out: &mut Vec<T>, line_base: &mut u64| -> Result<()> {
+    let mut handle = |batch: Vec<Vec<u8>>, line_base: &mut u64| -> Result<()> {
         let bytes: u64 = batch.iter().map(|b| b.len() as u64).sum();
         let results: Vec<_> = batch.par_iter().map(|b| parse(b)).collect();
         for r in results {
             match r {
                 Ok(p) => {
                     *line_base += p.lines;
-                    out.push(p.value);
+                    sink(p.value)?;
                 }
                 Err((line, msg)) => {
                     return Err(GraphError::parse(
@@ -248,9 +269,9 @@ where
         if batch_bufs.is_empty() {
             break;
         }
-        handle(batch_bufs, &mut out, &mut line_base)?;
+        handle(batch_bufs, &mut line_base)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[inline]

@@ -1,0 +1,213 @@
+//! The public entry points of bounded builds: an edge-list import or a
+//! generator, into a file or into a data directory.
+use std::path::Path;
+
+use super::{build_file, check_options, remove_scratch, Built, Plan, Spool, Tuning, Vertices};
+use crate::generate::{build_options, for_each_edge, GenOptions, Generator};
+use crate::import::text::{self, parse_blocks_each};
+use crate::import::{
+    check_applicable, edgelist, format_of_content, format_of_name, BlockIds, EdgeBlock, Format,
+    ImportOptions, Progress,
+};
+use crate::store::{write_side_files, DataDir, Provenance, GRAPH_FILE};
+use crate::{GraphError, Result};
+
+/// Imports `path` as [`crate::import_file`] would, writing the store file
+/// `out` within `budget` bytes of memory; scratch files go to the
+/// directory `scratch` (removed from it on return). Edge lists only, with
+/// integer ids in `0..2^32 - 1`; other input is refused with a message.
+pub fn import_to_file(
+    path: &Path,
+    opts: &ImportOptions,
+    budget: u64,
+    scratch: &Path,
+    out: &Path,
+    progress: &dyn Progress,
+) -> Result<Built> {
+    import_tuned(
+        path,
+        opts,
+        budget,
+        scratch,
+        out,
+        progress,
+        Tuning::default(),
+    )
+}
+
+pub(crate) fn import_tuned(
+    path: &Path,
+    opts: &ImportOptions,
+    budget: u64,
+    scratch: &Path,
+    out: &Path,
+    progress: &dyn Progress,
+    tuning: Tuning,
+) -> Result<Built> {
+    check_options(budget, opts.order)?;
+    let refuse = |what: &str| {
+        GraphError::InvalidArgument(format!(
+            "--memory reads edge lists only; {} is {what} (import it without --memory)",
+            path.display()
+        ))
+    };
+    let named = opts.format.or_else(|| format_of_name(path));
+    match named {
+        Some(Format::EdgeList) | None => {}
+        Some(Format::MatrixMarket) => return Err(refuse("a Matrix Market file")),
+        Some(Format::Csv) => return Err(refuse("a CSV table")),
+        Some(Format::Graphalytics) => return Err(refuse("Graphalytics input")),
+    }
+    let mut input = text::open_input(path)?;
+    if named.is_none() {
+        let compression = input.compression;
+        let head = input
+            .peek()
+            .map_err(|e| text::stream_error(path, compression, e))?;
+        if format_of_content(head) == Format::MatrixMarket {
+            return Err(refuse("a Matrix Market file"));
+        }
+    }
+    check_applicable(Format::EdgeList, opts, path)?;
+    let weighted = opts.weighted || text::base_name(path).ends_with(".wel");
+    // The input's pages are dropped from the cache as it is read (a
+    // plain file; a pipe has none).
+    let plain = std::fs::File::open(path)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    let result = (|| {
+        let mut spool = Spool::new(scratch, weighted)?;
+        let mut blocks = 0u64;
+        parse_blocks_each(
+            input,
+            path,
+            0,
+            progress,
+            |data| edgelist::parse_block(data, weighted, None),
+            |b: EdgeBlock| {
+                blocks += 1;
+                if let (Some(f), true) = (&plain, blocks.is_multiple_of(16)) {
+                    super::disk::drop_cached(f, 0, 0);
+                }
+                spool_block(&mut spool, &b, path)
+            },
+        )?;
+        if spool.edges() == 0 {
+            return Err(GraphError::bad_input(
+                path,
+                "contains no edges (empty file or only comments)",
+            ));
+        }
+        progress.begin("building", None);
+        let bo = opts.build_options(opts.directed.unwrap_or(true));
+        let plan = Plan {
+            opts: &bo,
+            weighted,
+            budget,
+            scratch: scratch.to_path_buf(),
+            tuning,
+        };
+        build_file(spool, Vertices::Seen, &plan, out)
+    })();
+    remove_scratch(scratch);
+    result
+}
+
+/// Adds a parsed block's edges to the spool.
+fn spool_block(spool: &mut Spool, b: &EdgeBlock, path: &Path) -> Result<()> {
+    let w = |i: usize| b.weights.as_ref().map_or(0.0, |w| w[i]);
+    match &b.ids {
+        BlockIds::Small(v) => {
+            for (i, p) in v.chunks_exact(2).enumerate() {
+                spool.push(i64::from(p[0]), i64::from(p[1]), w(i), path)?;
+            }
+        }
+        BlockIds::Wide(v) => {
+            for (i, p) in v.chunks_exact(2).enumerate() {
+                spool.push(p[0], p[1], w(i), path)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Generates `kind` as [`crate::generate::generate`] would, writing the
+/// store file `out` within `budget` bytes; scratch files go to `scratch`.
+pub fn generate_to_file(
+    kind: Generator,
+    o: &GenOptions,
+    budget: u64,
+    scratch: &Path,
+    out: &Path,
+) -> Result<Built> {
+    generate_tuned(kind, o, budget, scratch, out, Tuning::default())
+}
+
+pub(crate) fn generate_tuned(
+    kind: Generator,
+    o: &GenOptions,
+    budget: u64,
+    scratch: &Path,
+    out: &Path,
+    tuning: Tuning,
+) -> Result<Built> {
+    check_options(budget, o.order)?;
+    let (n, _) = crate::generate::planned_size(kind, o);
+    let directed = kind == Generator::Rmat;
+    let need = super::min_budget(n, 0, directed);
+    if budget < need {
+        return Err(GraphError::InvalidArgument(format!(
+            "a memory budget of {} is too small for {n} vertices: it needs at least {}",
+            super::mib(budget),
+            super::mib(need)
+        )));
+    }
+    let weighted = o.max_weight.is_some();
+    let result = (|| {
+        let mut spool = Spool::new(scratch, weighted)?;
+        let (n, directed) = for_each_edge(kind, o, |u, v, w| {
+            spool.push(
+                i64::from(u),
+                i64::from(v),
+                w.unwrap_or(0.0),
+                Path::new("generator"),
+            )
+        })?;
+        let bo = build_options(directed, o);
+        let plan = Plan {
+            opts: &bo,
+            weighted,
+            budget,
+            scratch: scratch.to_path_buf(),
+            tuning,
+        };
+        build_file(spool, Vertices::Identity(n), &plan, out)
+    })();
+    remove_scratch(scratch);
+    result
+}
+
+/// Runs a bounded build into graph `name` of `data` (as
+/// [`DataDir::save`]: temporary directory, publish, verify); `build`
+/// writes the store file given the scratch directory and the file's path,
+/// `prov` makes the provenance once it is built.
+pub fn save_bounded(
+    data: &DataDir,
+    name: &str,
+    replace: bool,
+    build: impl FnOnce(&Path, &Path) -> Result<Built>,
+    prov: impl FnOnce(&Built) -> Provenance,
+) -> Result<Built> {
+    let mut built = None;
+    data.save_with(name, replace, |tmp| {
+        let b = build(tmp, &tmp.join(GRAPH_FILE))?;
+        write_side_files(tmp, &prov(&b), &b.degrees)?;
+        built = Some(b);
+        Ok(())
+    })?;
+    // The verification read the whole file through the page cache.
+    if let Ok(f) = std::fs::File::open(data.graph_dir(name).join(GRAPH_FILE)) {
+        super::disk::drop_cached(&f, 0, 0);
+    }
+    built.ok_or_else(|| GraphError::InvalidArgument("the bounded build wrote nothing".into()))
+}

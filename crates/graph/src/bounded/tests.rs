@@ -1,0 +1,256 @@
+//! The bounded build writes the same bytes as the in-memory one.
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+
+use super::entry::{generate_tuned, import_tuned};
+use super::{Tuning, MIN_BUDGET};
+use crate::builder::{DuplicatePolicy, LoopPolicy};
+use crate::generate::{GenOptions, Generator};
+use crate::graph::VertexOrder;
+use crate::import::{import_file, ImportOptions, NoProgress};
+use crate::order::OrderChoice;
+use crate::store::write_graph_file;
+
+const BIG: u64 = 1 << 30;
+
+/// The store files of `text` imported in memory and bounded, as bytes.
+fn both(
+    text: &str,
+    name: &str,
+    opts: &ImportOptions,
+    budget: u64,
+    tuning: Tuning,
+) -> (Vec<u8>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join(name);
+    std::fs::write(&input, text).unwrap();
+    let mem = dir.path().join("mem.plx");
+    let g = import_file(&input, opts, &NoProgress).unwrap();
+    write_graph_file(&mem, &g).unwrap();
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let out = dir.path().join("bounded.plx");
+    let built = import_tuned(&input, opts, budget, &scratch, &out, &NoProgress, tuning).unwrap();
+    assert_eq!(built.vertices, g.num_vertices() as u64);
+    assert_eq!(built.edges, g.num_edges());
+    assert_eq!(built.degrees.max, g.degree_summary().max);
+    assert_eq!(
+        std::fs::read_dir(&scratch).unwrap().count(),
+        0,
+        "scratch files are removed"
+    );
+    (std::fs::read(&mem).unwrap(), std::fs::read(&out).unwrap())
+}
+
+fn same(a: &[u8], b: &[u8]) {
+    assert_eq!(a.len(), b.len(), "file lengths");
+    if let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) {
+        panic!("the files differ first at byte {i} of {}", a.len());
+    }
+}
+
+fn opts(directed: bool, weighted: bool) -> ImportOptions {
+    ImportOptions {
+        directed: Some(directed),
+        weighted,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_small_graph_is_byte_identical_both_ways() {
+    let text = "# comment\n5 7 2.5\n7 5 1\n5 5 3\n10 7 -1\n5 7 0.5\n12 10 4\n";
+    for directed in [true, false] {
+        for order in [VertexOrder::None, VertexOrder::Degree] {
+            let mut o = opts(directed, true);
+            o.order = OrderChoice::Exactly(order);
+            let tuning = Tuning {
+                run_arcs: Some(2),
+                fan_in: Some(2),
+            };
+            let (a, b) = both(text, "g.el", &o, BIG, tuning);
+            same(&a, &b);
+        }
+    }
+}
+
+#[test]
+fn a_budget_too_small_is_refused_naming_the_minimum() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.el");
+    std::fs::write(&input, "0 1\n1 4000000\n").unwrap();
+    let out = dir.path().join("o.plx");
+    let run = |budget, o: &ImportOptions| {
+        import_tuned(
+            &input,
+            o,
+            budget,
+            dir.path(),
+            &out,
+            &NoProgress,
+            Tuning::default(),
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let e = run(1 << 20, &opts(true, false));
+    assert!(e.contains("at least 80 MiB"), "{e}");
+    // A table of 4 million ids does not fit 81 MiB.
+    let e = run(MIN_BUDGET + (1 << 20), &opts(true, false));
+    assert!(
+        e.contains("ids up to 4000000") && e.contains("it needs at least 96 MiB"),
+        "{e}"
+    );
+    let mut rcm = opts(true, false);
+    rcm.order = OrderChoice::Exactly(VertexOrder::Rcm);
+    assert!(run(BIG, &rcm).contains("--order rcm"));
+    std::fs::write(&input, "0 1\n-3 1\n").unwrap();
+    assert!(run(BIG, &opts(true, false)).contains("vertex id -3"));
+    let mtx = dir.path().join("g");
+    std::fs::write(
+        &mtx,
+        "%%MatrixMarket matrix coordinate pattern general\n1 1 0\n",
+    )
+    .unwrap();
+    let e = import_tuned(
+        &mtx,
+        &opts(true, false),
+        BIG,
+        dir.path(),
+        &out,
+        &NoProgress,
+        Tuning::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("edge lists only"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".scratch"))
+        .collect();
+    assert!(left.is_empty(), "scratch left: {left:?}");
+}
+
+fn graph_text(edges: &[(u32, u32, u8)], spread: u32, weighted: bool) -> String {
+    let weights = [1.0, 2.5, -1.0, 0.0, 3.0, 1e9, 0.25];
+    let mut s = String::new();
+    for &(u, v, w) in edges {
+        let (u, v) = (u * spread + 3, v * spread + 3);
+        if weighted {
+            s.push_str(&format!(
+                "{u} {v} {}\n",
+                weights[w as usize % weights.len()]
+            ));
+        } else {
+            s.push_str(&format!("{u} {v}\n"));
+        }
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn random_graphs_are_byte_identical_both_ways(
+        edges in proptest::collection::vec((0u32..30, 0u32..30, 0u8..7), 1..150),
+        spread in 1u32..4,
+        directed: bool,
+        weighted: bool,
+        drop_loops: bool,
+        dups in 0usize..4,
+        order in 0usize..3,
+        run_arcs in 1usize..40,
+        fan_in in 2usize..5,
+    ) {
+        let mut o = opts(directed, weighted);
+        o.self_loops = if drop_loops { LoopPolicy::Drop } else { LoopPolicy::Keep };
+        o.duplicates = [DuplicatePolicy::Keep, DuplicatePolicy::Drop, DuplicatePolicy::Min, DuplicatePolicy::Sum][dups];
+        o.order = [OrderChoice::Auto, OrderChoice::Exactly(VertexOrder::None), OrderChoice::Exactly(VertexOrder::Degree)][order];
+        let tuning = Tuning { run_arcs: Some(run_arcs), fan_in: Some(fan_in) };
+        let (a, b) = both(&graph_text(&edges, spread, weighted), "g.el", &o, BIG, tuning);
+        prop_assert_eq!(a.len(), b.len());
+        prop_assert!(a == b, "files differ");
+    }
+}
+
+/// The generator's graph, in memory and bounded.
+fn generated_both(kind: Generator, o: &GenOptions, tuning: Tuning) -> (Vec<u8>, Vec<u8>, PathBuf) {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let mem = dir.join("mem.plx");
+    let g = crate::generate::generate(kind, o).unwrap();
+    write_graph_file(&mem, &g).unwrap();
+    drop(g);
+    let out = dir.join("bounded.plx");
+    generate_tuned(kind, o, BIG, &dir, &out, tuning).unwrap();
+    (
+        std::fs::read(&mem).unwrap(),
+        std::fs::read(&out).unwrap(),
+        dir,
+    )
+}
+
+fn remove(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn small_generated_graphs_are_byte_identical_both_ways() {
+    for (kind, weighted) in [
+        (Generator::Kron, false),
+        (Generator::Rmat, true),
+        (Generator::Uniform, true),
+        (
+            Generator::Grid2d {
+                width: 7,
+                height: 5,
+            },
+            true,
+        ),
+    ] {
+        let o = GenOptions {
+            scale: 9,
+            edge_factor: 4,
+            max_weight: weighted.then_some(255),
+            order: OrderChoice::Exactly(VertexOrder::Degree),
+            ..Default::default()
+        };
+        let tuning = Tuning {
+            run_arcs: Some(500),
+            fan_in: Some(3),
+        };
+        let (a, b, dir) = generated_both(kind, &o, tuning);
+        same(&a, &b);
+        remove(&dir);
+    }
+}
+
+/// Large enough for tiles (n = 2^18, over 8 arcs a vertex) and for auto's
+/// degree order; directed (tiles of the CSC) and undirected (of the CSR).
+#[test]
+fn graphs_with_tiles_are_byte_identical_both_ways() {
+    for kind in [Generator::Kron, Generator::Rmat] {
+        let o = GenOptions {
+            scale: 18,
+            edge_factor: 12,
+            order: OrderChoice::Auto,
+            ..Default::default()
+        };
+        let tuning = Tuning {
+            run_arcs: Some(1 << 20),
+            fan_in: Some(4),
+        };
+        let (a, b, dir) = generated_both(kind, &o, tuning);
+        let h = crate::store::read_header(&dir.join("bounded.plx")).unwrap();
+        assert!(
+            h.sections
+                .iter()
+                .any(|s| s.kind == crate::store::SectionKind::TileTable),
+            "{kind:?} has tiles"
+        );
+        assert_eq!(h.meta.order, VertexOrder::Degree, "{kind:?}");
+        same(&a, &b);
+        remove(&dir);
+    }
+}
