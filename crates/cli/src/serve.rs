@@ -39,10 +39,17 @@ pub struct ServeArgs {
     /// Worker threads for algorithms the shared job manager does not run.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
+    /// The data directory to serve (default: --data-dir).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
 }
 
 pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
-    let mut cfg = ServerConfig::new(ctx.data.root());
+    let root = a
+        .data
+        .clone()
+        .unwrap_or_else(|| ctx.data.root().to_path_buf());
+    let mut cfg = ServerConfig::new(&root);
     cfg.bind = a.bind;
     cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
     cfg.import_roots = a.import_root;
@@ -66,7 +73,7 @@ pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
         let addr = server.local_addr()?;
         eprintln!(
             "plexus serve: http://{addr}/ (data {}, PID {}); SIGTERM or Ctrl-C stops it",
-            ctx.data.root().display(),
+            root.display(),
             std::process::id()
         );
         server.run(plexus_server::shutdown_signal()).await?;
