@@ -6,13 +6,15 @@
 # the p50/p99 latency of GET /api/jobs/{id} while the jobs run.
 #
 #   bench/serve.sh GRAPH [--jobs 1000] [--clients 64] [--seed 1] [--threads T]
-#                        [--port 7979] [--data-dir DIR] [--debug]
+#                        [--port 7979] [--data-dir DIR] [--debug] [--no-results]
+#
+# --no-results: the clients only submit and poll (no result download or check).
 #
 # GRAPH is a stored graph (`plexus generate kron --scale 20 --weighted --name kron20`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-graph=""; jobs=1000; clients=64; seed=1; threads=0; port=7979; profile=release
+graph=""; jobs=1000; clients=64; seed=1; threads=0; port=7979; profile=release; extra=()
 data=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -23,7 +25,8 @@ while [ $# -gt 0 ]; do
         --port) port="$2"; shift 2 ;;
         --data-dir) data=(--data-dir "$2"); shift 2 ;;
         --debug) profile=debug; shift ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        --no-results) extra=(--no-results); shift ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) graph="$1"; shift ;;
     esac
@@ -56,7 +59,7 @@ for _ in $(seq 1 100); do
 done
 status=0
 python3 bench/serve_load.py --url "http://127.0.0.1:$port" --jobs "$out/jobs.toml" \
-    --batch-dir "$out/batch" --clients "$clients" --json > "$out/load.json" || status=$?
+    --batch-dir "$out/batch" --clients "$clients" "${extra[@]}" --json > "$out/load.json" || status=$?
 kill -TERM $server; wait $server || true
 trap - EXIT
 

@@ -39,10 +39,17 @@ pub struct ServeArgs {
     /// Worker threads for algorithms the shared job manager does not run.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
+    /// The data directory to serve (default: --data-dir).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
 }
 
 pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
-    let mut cfg = ServerConfig::new(ctx.data.root());
+    let root = a
+        .data
+        .clone()
+        .unwrap_or_else(|| ctx.data.root().to_path_buf());
+    let mut cfg = ServerConfig::new(&root);
     cfg.bind = a.bind;
     cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
     cfg.import_roots = a.import_root;
@@ -56,6 +63,7 @@ pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
         anyhow::bail!("--grace must be a number of seconds >= 0, got {}", a.grace);
     }
     cfg.grace = Duration::from_secs_f64(a.grace);
+    keep_serving_after_panics();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -66,11 +74,35 @@ pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
         let addr = server.local_addr()?;
         eprintln!(
             "plexus serve: http://{addr}/ (data {}, PID {}); SIGTERM or Ctrl-C stops it",
-            ctx.data.root().display(),
+            root.display(),
             std::process::id()
         );
         server.run(plexus_server::shutdown_signal()).await?;
         eprintln!("plexus serve: stopped");
         Ok(())
     })
+}
+
+/// Replaces the CLI's panic hook (which ends the process) for the server's
+/// life: a panic inside a job or a request fails that job or request
+/// alone (the job manager, the workers and the HTTP runtime catch them),
+/// so it is reported on one line and the server goes on. Panics inside the
+/// manager's guarded kernels are reported in their job's status only.
+fn keep_serving_after_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        if plexus_jobs::scan::in_guarded_kernel() {
+            return;
+        }
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("plexus serve: a job or request failed: internal error: {msg}{at}");
+    }));
 }

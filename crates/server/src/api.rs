@@ -34,6 +34,8 @@ pub struct AppState {
     pub max_body: usize,
     pub read_timeout: Duration,
     pub grace: Duration,
+    /// Most time to a response's headers.
+    pub request_timeout: Duration,
     pub started: std::time::Instant,
 }
 
@@ -58,6 +60,7 @@ impl AppState {
             max_body: cfg.max_body_bytes,
             read_timeout: cfg.read_timeout,
             grace: cfg.grace,
+            request_timeout: cfg.request_timeout,
             started: std::time::Instant::now(),
         })
     }
@@ -85,6 +88,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/health", get(health))
         .merge(api)
         .fallback(|| async { ApiError::not_found("no such route") })
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), deadline))
         // Bodies are read by the handlers with their own limits.
         .layer(DefaultBodyLimit::disable())
         .with_state(state)
@@ -110,6 +114,23 @@ async fn auth(State(st): St, req: Request, next: Next) -> Response {
         }
     }
     next.run(req).await
+}
+
+/// Bounds the time to a response's headers (a streamed body, an event
+/// stream or a download, goes on after them): 503 past it.
+async fn deadline(State(st): St, req: Request, next: Next) -> Response {
+    // Uploads are bounded per piece (`read_timeout`), not in total.
+    if req.method() == axum::http::Method::POST && req.uri().path() == "/api/graphs" {
+        return next.run(req).await;
+    }
+    match tokio::time::timeout(st.request_timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::unavailable(format!(
+            "the request took longer than {} s; retry later",
+            st.request_timeout.as_secs_f64()
+        ))
+        .into_response(),
+    }
 }
 
 /// Who a request comes from, for the per-client queue limit: the

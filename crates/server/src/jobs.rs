@@ -654,3 +654,93 @@ pub fn counts_by_state(jobs: &[Arc<JobRecord>]) -> BTreeMap<&'static str, u64> {
 pub fn list_json(jobs: &[Arc<JobRecord>]) -> Value {
     json!({ "jobs": jobs.iter().map(|r| serde_json::to_value(r.view()).unwrap_or(Value::Null)).collect::<Vec<_>>() })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plexus_jobs::{ExecMode, ManagerConfig};
+
+    fn jobs() -> Arc<Jobs> {
+        let mgr = JobManager::new(ManagerConfig {
+            mode: ExecMode::Shared,
+            threads: 1,
+            ..Default::default()
+        })
+        .unwrap();
+        Jobs::new(mgr, 1, QueueLimits::default()).unwrap()
+    }
+
+    fn new_job() -> NewJob {
+        NewJob {
+            algorithm: "test".into(),
+            graph: "g".into(),
+            version: 0,
+            client: "c".into(),
+            params: Value::Null,
+            deadline: None,
+        }
+    }
+
+    #[test]
+    fn a_panicking_job_fails_alone() {
+        let j = jobs();
+        let bad = j
+            .submit_work(new_job(), "worker", 0, Box::new(|_| panic!("boom")))
+            .unwrap();
+        let good = j
+            .submit_work(
+                new_job(),
+                "worker",
+                0,
+                Box::new(|_| {
+                    Ok(Finish {
+                        table: None,
+                        summary: json!({"ok": true}),
+                    })
+                }),
+            )
+            .unwrap();
+        assert_eq!(bad.wait(Duration::from_secs(10)), JobState::Failed);
+        assert!(bad.view().error.unwrap().contains("boom"));
+        assert_eq!(good.wait(Duration::from_secs(10)), JobState::Done);
+        assert_eq!(good.view().summary, json!({"ok": true}));
+        j.shutdown(Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_queued_worker_job_cancelled_never_runs() {
+        let j = jobs();
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let g2 = Arc::clone(&gate);
+        let first = j
+            .submit_work(
+                new_job(),
+                "worker",
+                0,
+                Box::new(move |_| {
+                    g2.wait();
+                    Err("stopped".into())
+                }),
+            )
+            .unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let r2 = Arc::clone(&ran);
+        let second = j
+            .submit_work(
+                new_job(),
+                "worker",
+                0,
+                Box::new(move |_| {
+                    r2.store(true, Ordering::Relaxed);
+                    Err("ran".into())
+                }),
+            )
+            .unwrap();
+        second.cancel();
+        assert_eq!(second.state(), JobState::Cancelled);
+        gate.wait();
+        assert_eq!(first.wait(Duration::from_secs(10)), JobState::Failed);
+        j.shutdown(Duration::from_secs(1));
+        assert!(!ran.load(Ordering::Relaxed));
+    }
+}

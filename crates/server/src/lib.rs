@@ -58,6 +58,9 @@ pub struct ServerConfig {
     /// Most seconds between two pieces of an upload (slow-client
     /// protection) and of a JSON body.
     pub read_timeout: Duration,
+    /// Most time from a request to its response's headers (503 past it);
+    /// uploads are bounded by `read_timeout` per piece instead.
+    pub request_timeout: Duration,
 }
 
 impl ServerConfig {
@@ -76,6 +79,7 @@ impl ServerConfig {
             workers: 1,
             grace: Duration::from_secs(60),
             read_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(120),
         }
     }
 }
