@@ -28,20 +28,27 @@ pub fn interrupt() {
     INTERRUPTED.store(true, Ordering::Relaxed);
 }
 
-extern "C" fn on_signal(_: libc::c_int) {
+#[allow(unsafe_code)]
+extern "C" fn on_signal(sig: libc::c_int) {
     interrupt();
+    // SAFETY: `signal` is async-signal-safe; restoring the default action
+    // lets a second signal end a process blocked where no check comes
+    // (a read from a silent pipe).
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+    }
 }
 
-/// Turns SIGINT and SIGTERM into [`interrupt`] for the rest of the
-/// process (a bounded build then cleans up and fails instead of dying
-/// with its scratch files on disk).
+/// Turns the first SIGINT or SIGTERM into [`interrupt`] (a bounded build
+/// then cleans up and fails instead of dying with its scratch files on
+/// disk); a second one ends the process as usual.
 #[allow(unsafe_code)]
 pub fn interrupt_on_signals() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: `on_signal` is an `extern "C"` function of the handler's
-        // signature that only performs an atomic store, which is
-        // async-signal-safe; installing it replaces the default action and
-        // touches no memory of ours.
+        // signature that only performs an atomic store and restores the
+        // default action, both async-signal-safe; installing it touches no
+        // memory of ours.
         unsafe {
             libc::signal(sig, on_signal as *const () as libc::sighandler_t);
         }

@@ -72,9 +72,11 @@ pub(crate) fn import_tuned(
     let weighted = opts.weighted || text::base_name(path).ends_with(".wel");
     // The input's pages are dropped from the cache as it is read (a
     // plain file; a pipe has none).
-    let plain = std::fs::File::open(path)
-        .ok()
-        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    // (Opening a FIFO again would wait for a writer: test the path first.)
+    let plain = std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file())
+        .then(|| std::fs::File::open(path).ok())
+        .flatten();
     let result = (|| {
         let mut spool = Spool::new(scratch, weighted)?;
         let mut blocks = 0u64;

@@ -76,6 +76,25 @@ fn a_small_graph_is_byte_identical_both_ways() {
 }
 
 #[test]
+fn ids_zero_to_n_store_no_id_sections_either_way() {
+    // Every id of 0..8 occurs: the identity map, unless degree order
+    // renames the vertices (then integer ids).
+    let text = "0 1\n1 2\n2 3\n3 0\n4 5\n5 6\n6 7\n7 4\n0 7\n2 2\n";
+    for order in [VertexOrder::None, VertexOrder::Degree] {
+        for directed in [true, false] {
+            let mut o = opts(directed, false);
+            o.order = OrderChoice::Exactly(order);
+            let tuning = Tuning {
+                run_arcs: Some(3),
+                fan_in: Some(2),
+            };
+            let (a, b) = both(text, "g.el", &o, BIG, tuning);
+            same(&a, &b);
+        }
+    }
+}
+
+#[test]
 fn a_budget_too_small_is_refused_naming_the_minimum() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("g.el");
