@@ -418,7 +418,10 @@ def test_compute_releases_the_gil():
 def test_ctrl_c_cancels_with_keyboard_interrupt():
     script = textwrap.dedent(
         """
-        import sys, time, numpy as np, plexus
+        import signal, sys, time, numpy as np, plexus
+        # A child started from a background job inherits SIGINT ignored
+        # (and then Python installs no handler): restore Python's own.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         rng = np.random.default_rng(1)
         n, m = 200_000, 2_000_000
         g = plexus.from_edges(rng.integers(0, n, m), rng.integers(0, n, m))
