@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use plexus_graph::{DataDir, Graph, Weight};
+use plexus_graph::{DataDir, Graph};
 use plexus_store::open::{Access, LOG_FILE};
 use plexus_store::{wal, LiveGraph, Op, Snapshot, WriterLock};
 
@@ -95,55 +95,7 @@ fn parse_tx(name: &str, text: &str, s: &Snapshot) -> anyhow::Result<Vec<Line>> {
 }
 
 fn parse_op(line: &str, s: &Snapshot) -> anyhow::Result<Op> {
-    let t: Vec<&str> = line.split_whitespace().collect();
-    let id = |k: usize| s.parse_id(t[k]).map_err(anyhow::Error::from);
-    let weight = |k: usize| -> anyhow::Result<Weight> {
-        t[k].parse::<Weight>()
-            .ok()
-            .filter(|w| w.is_finite())
-            .with_context(|| format!("weight '{}' is not a finite number", t[k]))
-    };
-    let arity = |want: &[usize]| -> anyhow::Result<()> {
-        if want.contains(&(t.len() - 1)) {
-            Ok(())
-        } else {
-            bail!(
-                "'{}' takes {} argument(s), got {}",
-                t[0],
-                want.iter()
-                    .map(|w| w.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                t.len() - 1
-            )
-        }
-    };
-    Ok(match t[0] {
-        "add-edge" => {
-            arity(&[2, 3])?;
-            let w = if t.len() == 4 { Some(weight(3)?) } else { None };
-            Op::AddEdge { u: id(1)?, v: id(2)?, w }
-        }
-        "remove-edge" => {
-            arity(&[2])?;
-            Op::RemoveEdge { u: id(1)?, v: id(2)? }
-        }
-        "add-vertex" => {
-            arity(&[1])?;
-            Op::AddVertex(id(1)?)
-        }
-        "remove-vertex" => {
-            arity(&[1])?;
-            Op::RemoveVertex(id(1)?)
-        }
-        "set-weight" => {
-            arity(&[3])?;
-            Op::SetWeight { u: id(1)?, v: id(2)?, w: weight(3)? }
-        }
-        other => bail!(
-            "unknown op '{other}' (expected add-edge, remove-edge, add-vertex, remove-vertex, set-weight)"
-        ),
-    })
+    Op::parse_line(line, s).map_err(anyhow::Error::msg)
 }
 
 fn read_input(file: &Path) -> anyhow::Result<(String, String)> {

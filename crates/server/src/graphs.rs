@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use plexus_graph::store::{dir_size, GRAPH_FILE};
-use plexus_graph::{DataDir, ExternalId, Graph, Weight};
+use plexus_graph::{DataDir, ExternalId, Graph};
 use plexus_jobs::{Snapshot as JobSnapshot, SnapshotId};
 use plexus_store::query::{self, Direction};
 use plexus_store::{LiveGraph, Op, Snapshot, StoreError, WriterLock};
@@ -267,7 +267,7 @@ impl Graphs {
                 continue;
             }
             let at = i + 1;
-            let op = parse_op(line, tx.snapshot())
+            let op = Op::parse_line(line, tx.snapshot())
                 .map_err(|e| ApiError::bad_request(format!("line {at}: {e}")))?;
             tx.apply(op)
                 .map_err(|e| ApiError::bad_request(format!("line {at}: {e}")))?;
@@ -398,57 +398,4 @@ fn khop(s: &Snapshot, v: u32, hops: &str, count: bool) -> Result<Value, ApiError
         .map(|(h, x)| json!({"id": json_id(x), "hops": h}))
         .collect();
     Ok(o)
-}
-
-/// One transaction line, as `plexus tx` reads it.
-fn parse_op(line: &str, s: &Snapshot) -> Result<Op, String> {
-    let t: Vec<&str> = line.split_whitespace().collect();
-    let id = |k: usize| s.parse_id(t[k]).map_err(|e| e.to_string());
-    let weight = |k: usize| -> Result<Weight, String> {
-        t[k].parse::<Weight>()
-            .ok()
-            .filter(|w| w.is_finite())
-            .ok_or_else(|| format!("weight '{}' is not a finite number", t[k]))
-    };
-    let arity = |want: &[usize]| -> Result<(), String> {
-        if want.contains(&(t.len() - 1)) {
-            Ok(())
-        } else {
-            let w: Vec<String> = want.iter().map(|w| w.to_string()).collect();
-            Err(format!(
-                "'{}' takes {} argument(s), got {}",
-                t[0],
-                w.join(" or "),
-                t.len() - 1
-            ))
-        }
-    };
-    Ok(match t[0] {
-        "add-edge" => {
-            arity(&[2, 3])?;
-            let w = if t.len() == 4 { Some(weight(3)?) } else { None };
-            Op::AddEdge { u: id(1)?, v: id(2)?, w }
-        }
-        "remove-edge" => {
-            arity(&[2])?;
-            Op::RemoveEdge { u: id(1)?, v: id(2)? }
-        }
-        "add-vertex" => {
-            arity(&[1])?;
-            Op::AddVertex(id(1)?)
-        }
-        "remove-vertex" => {
-            arity(&[1])?;
-            Op::RemoveVertex(id(1)?)
-        }
-        "set-weight" => {
-            arity(&[3])?;
-            Op::SetWeight { u: id(1)?, v: id(2)?, w: weight(3)? }
-        }
-        other => {
-            return Err(format!(
-                "unknown op '{other}' (expected add-edge, remove-edge, add-vertex, remove-vertex, set-weight)"
-            ))
-        }
-    })
 }
