@@ -274,30 +274,9 @@ fn pagerank<E: Executor>(
     a: &RunArgs,
     source: VertexId,
 ) -> anyhow::Result<algo::pagerank::Output> {
-    if a.method.is_some() || a.precision.is_some() {
-        bail!("--executor dist runs PageRank's driver (Jacobi in double precision); it takes no --method or --precision");
-    }
     let n = exec.view().num_vertices();
-    let mut cfg = algo::pagerank::Config::default();
-    if let Some(d) = a.damping {
-        if !(0.0..1.0).contains(&d) {
-            bail!("--damping must be in [0, 1), got {d}");
-        }
-        cfg.damping = d;
-    }
-    match a.tolerance {
-        Some(t) => cfg.tolerance = t,
-        None if algorithm == Algorithm::Ppr => {
-            cfg.tolerance = algo::pagerank::personalized_default_tolerance(n)
-        }
-        None => {}
-    }
-    cfg.iterations = a.iterations;
-    cfg.method = algo::pagerank::Method::Jacobi;
-    cfg.precision = algo::pagerank::Precision::Double;
-    if algorithm == Algorithm::Ppr {
-        cfg.personalization = Some(vec![source]);
-    }
+    let cfg =
+        crate::run::driver_pagerank_config(a, algorithm == Algorithm::Ppr, n, source, "dist")?;
     Ok(algo::pagerank::run_on(exec, &cfg)?)
 }
 

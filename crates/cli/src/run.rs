@@ -149,6 +149,41 @@ impl RunArgs {
 }
 
 /// The median of `xs` (mean of the middle two when even); 0 when empty.
+/// PageRank's configuration for an executor that runs the algorithm's
+/// driver (`ooc`, `dist`): Jacobi in double precision, the CLI's damping
+/// and tolerance rules (personalised from `source` when `ppr`), on a graph
+/// of `n` vertices. `executor` names the executor in refusals.
+pub(crate) fn driver_pagerank_config(
+    a: &RunArgs,
+    ppr: bool,
+    n: usize,
+    source: plexus_graph::VertexId,
+    executor: &str,
+) -> anyhow::Result<algo::pagerank::Config> {
+    if a.method.is_some() || a.precision.is_some() {
+        bail!("--executor {executor} runs PageRank's driver (Jacobi in double precision); it takes no --method or --precision");
+    }
+    let mut cfg = algo::pagerank::Config::default();
+    if let Some(d) = a.damping {
+        if !(0.0..1.0).contains(&d) {
+            bail!("--damping must be in [0, 1), got {d}");
+        }
+        cfg.damping = d;
+    }
+    match a.tolerance {
+        Some(t) => cfg.tolerance = t,
+        None if ppr => cfg.tolerance = algo::pagerank::personalized_default_tolerance(n),
+        None => {}
+    }
+    cfg.iterations = a.iterations;
+    cfg.method = algo::pagerank::Method::Jacobi;
+    cfg.precision = algo::pagerank::Precision::Double;
+    if ppr {
+        cfg.personalization = Some(vec![source]);
+    }
+    Ok(cfg)
+}
+
 fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
