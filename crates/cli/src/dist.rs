@@ -14,7 +14,7 @@ use plexus_dist::comm::{run_threads, Comm};
 use plexus_dist::DistExecutor;
 use plexus_engine::algo;
 use plexus_engine::program::Executor;
-use plexus_engine::registry::{self, Algorithm, ExecutorKind};
+use plexus_engine::registry::{Algorithm, ExecutorKind};
 use plexus_graph::{Graph, VertexId};
 use plexus_jobs::request::{Column, Outcome};
 use serde_json::{json, Map, Value};
@@ -52,16 +52,7 @@ struct RankRun {
 
 /// Runs `a` on the distributed executor.
 pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
-    let Some((entry, by_ga_name)) = registry::find(&a.algorithm) else {
-        bail!(
-            "unknown algorithm '{}' (`plexus algorithms` lists them)",
-            a.algorithm
-        );
-    };
-    crate::run::check_options(entry, a)?;
-    if by_ga_name || a.semantics.as_deref() == Some("graphalytics") {
-        bail!("--executor dist runs the networkx semantics only");
-    }
+    let entry = crate::run::driver_entry(a, "dist")?;
     if a.verify || a.repeat > 1 || a.warmup > 0.0 {
         bail!("--executor dist does not take --verify, --repeat or --warmup yet");
     }

@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use plexus_engine::algo;
 use plexus_engine::program::GraphView;
-use plexus_engine::registry::{self, Algorithm, ExecutorKind};
+use plexus_engine::registry::{Algorithm, ExecutorKind};
 use plexus_graph::store::GRAPH_FILE;
 use plexus_graph::{IdMap, VertexId};
 use plexus_ooc::{IoMode, OocExecutor, OocOptions};
@@ -55,16 +55,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// Runs `a` on the out-of-core executor.
 pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
-    let Some((entry, by_ga_name)) = registry::find(&a.algorithm) else {
-        bail!(
-            "unknown algorithm '{}' (`plexus algorithms` lists them)",
-            a.algorithm
-        );
-    };
-    crate::run::check_options(entry, a)?;
-    if by_ga_name || a.semantics.as_deref() == Some("graphalytics") {
-        bail!("--executor ooc runs the networkx semantics only");
-    }
+    let entry = crate::run::driver_entry(a, "ooc")?;
     if a.verify || a.out.is_some() || a.repeat > 1 || a.warmup > 0.0 {
         bail!("--executor ooc does not take --verify, --out, --repeat or --warmup yet");
     }

@@ -149,6 +149,26 @@ impl RunArgs {
 }
 
 /// The median of `xs` (mean of the middle two when even); 0 when empty.
+/// The registry entry of `a.algorithm` for an executor that runs the
+/// algorithm's driver (`ooc`, `dist`): the CLI's option checks, and the
+/// networkx semantics only. `executor` names the executor in refusals.
+pub(crate) fn driver_entry(
+    a: &RunArgs,
+    executor: &str,
+) -> anyhow::Result<&'static plexus_engine::registry::Entry> {
+    let Some((entry, by_ga_name)) = plexus_engine::registry::find(&a.algorithm) else {
+        bail!(
+            "unknown algorithm '{}' (`plexus algorithms` lists them)",
+            a.algorithm
+        );
+    };
+    check_options(entry, a)?;
+    if by_ga_name || a.semantics.as_deref() == Some("graphalytics") {
+        bail!("--executor {executor} runs the networkx semantics only");
+    }
+    Ok(entry)
+}
+
 /// PageRank's configuration for an executor that runs the algorithm's
 /// driver (`ooc`, `dist`): Jacobi in double precision, the CLI's damping
 /// and tolerance rules (personalised from `source` when `ppr`), on a graph
