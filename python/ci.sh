@@ -25,10 +25,13 @@ CARGO_TARGET_DIR="$PWD/target" "$py" -m pip install -q --force-reinstall --no-de
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp -r python/tests "$work/"
+# The client tests start the server binary (built by the workspace's tests).
+cargo build --release -q -p plexus-cli
+export PLEXUS_BIN="$PWD/target/release/plexus"
 (cd "$work" && "$py" -m pytest -q -p no:cacheprovider -p tests.plexus_test_names tests)
 (cd "$work" && "$py" -m pytest -q -p no:cacheprovider -p tests.plexus_test_names \
   --doctest-modules --pyargs plexus)
-(cd python && "$py" -m mypy plexus/__init__.py plexus/backend.py plexus/_plexus.pyi)
+(cd python && "$py" -m mypy plexus/__init__.py plexus/backend.py plexus/client.py plexus/_plexus.pyi)
 if [ "${NX_SUITE:-0}" = 1 ]; then
   PYTHON="$py" python/tests/run_networkx_suite.sh
 fi

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _plexus
 from ._plexus import PlexusError, UNREACHED
+from .client import BadRequest, Client, JobFailed, NotFound, RemoteJob, ServerError
 
 __all__ = [
     "Graph",
@@ -38,6 +39,12 @@ __all__ = [
     "batch",
     "algorithms",
     "list_graphs",
+    "Client",
+    "RemoteJob",
+    "ServerError",
+    "BadRequest",
+    "NotFound",
+    "JobFailed",
 ]
 
 __version__ = "0.1.0"
