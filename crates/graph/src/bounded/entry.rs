@@ -6,16 +6,17 @@ use super::{build_file, check_options, remove_scratch, Built, Plan, Spool, Tunin
 use crate::generate::{build_options, for_each_edge, GenOptions, Generator};
 use crate::import::text::{self, parse_blocks_each};
 use crate::import::{
-    check_applicable, edgelist, format_of_content, format_of_name, BlockIds, EdgeBlock, Format,
-    ImportOptions, Progress,
+    check_applicable, edgelist, format_of_content, format_of_name, mtx, BlockIds, EdgeBlock,
+    Format, ImportOptions, Progress,
 };
 use crate::store::{write_side_files, DataDir, Provenance, GRAPH_FILE};
 use crate::{GraphError, Result};
 
 /// Imports `path` as [`crate::import_file`] would, writing the store file
 /// `out` within `budget` bytes of memory; scratch files go to the
-/// directory `scratch` (removed from it on return). Edge lists only, with
-/// integer ids in `0..2^32 - 1`; other input is refused with a message.
+/// directory `scratch` (removed from it on return). Edge lists with
+/// integer ids in `0..2^32 - 1` and Matrix Market files; other input is
+/// refused with a message.
 pub fn import_to_file(
     path: &Path,
     opts: &ImportOptions,
@@ -47,14 +48,16 @@ pub(crate) fn import_tuned(
     check_options(budget, opts.order)?;
     let refuse = |what: &str| {
         GraphError::InvalidArgument(format!(
-            "--memory reads edge lists only; {} is {what} (import it without --memory)",
+            "--memory reads edge lists and Matrix Market files only; {} is {what} (import it without --memory)",
             path.display()
         ))
     };
     let named = opts.format.or_else(|| format_of_name(path));
     match named {
         Some(Format::EdgeList) | None => {}
-        Some(Format::MatrixMarket) => return Err(refuse("a Matrix Market file")),
+        Some(Format::MatrixMarket) => {
+            return import_mtx(path, opts, budget, scratch, out, progress, tuning)
+        }
         Some(Format::Csv) => return Err(refuse("a CSV table")),
         Some(Format::Graphalytics) => return Err(refuse("Graphalytics input")),
     }
@@ -65,35 +68,15 @@ pub(crate) fn import_tuned(
             .peek()
             .map_err(|e| text::stream_error(path, compression, e))?;
         if format_of_content(head) == Format::MatrixMarket {
-            return Err(refuse("a Matrix Market file"));
+            drop(input);
+            return import_mtx(path, opts, budget, scratch, out, progress, tuning);
         }
     }
     check_applicable(Format::EdgeList, opts, path)?;
     let weighted = opts.weighted || text::base_name(path).ends_with(".wel");
-    // The input's pages are dropped from the cache as it is read (a
-    // plain file; a pipe has none).
-    // (Opening a FIFO again would wait for a writer: test the path first.)
-    let plain = std::fs::metadata(path)
-        .is_ok_and(|m| m.is_file())
-        .then(|| std::fs::File::open(path).ok())
-        .flatten();
     let result = (|| {
         let mut spool = Spool::new(scratch, weighted)?;
-        let mut blocks = 0u64;
-        parse_blocks_each(
-            input,
-            path,
-            0,
-            progress,
-            |data| edgelist::parse_block(data, weighted, None),
-            |b: EdgeBlock| {
-                blocks += 1;
-                if let (Some(f), true) = (&plain, blocks.is_multiple_of(16)) {
-                    super::disk::drop_cached(f, 0, 0);
-                }
-                spool_block(&mut spool, &b, path)
-            },
-        )?;
+        spool_input(input, path, 0, weighted, None, &mut spool, progress)?;
         if spool.edges() == 0 {
             return Err(GraphError::bad_input(
                 path,
@@ -113,6 +96,92 @@ pub(crate) fn import_tuned(
     })();
     remove_scratch(scratch);
     result
+}
+
+/// A Matrix Market file: vertices `1..=n` as the size line declares
+/// (isolated ones too), entries spooled as an edge list's are.
+fn import_mtx(
+    path: &Path,
+    opts: &ImportOptions,
+    budget: u64,
+    scratch: &Path,
+    out: &Path,
+    progress: &dyn Progress,
+    tuning: Tuning,
+) -> Result<Built> {
+    check_applicable(Format::MatrixMarket, opts, path)?;
+    let mut input = text::open_input(path)?;
+    let h = mtx::read_header(&mut input, path)?;
+    let directed = opts.directed.unwrap_or(!h.symmetric);
+    let need = super::min_budget(h.n, h.n + 1, directed);
+    if budget < need {
+        return Err(GraphError::InvalidArgument(format!(
+            "a memory budget of {} is too small for {}: its size line declares {} vertices, which need at least {}",
+            super::mib(budget),
+            path.display(),
+            h.n,
+            super::mib(need)
+        )));
+    }
+    let result = (|| {
+        let mut spool = Spool::new(scratch, h.weighted)?;
+        if h.n > 0 {
+            spool.mark_range(1, h.n as u32);
+        }
+        let range = Some((1, h.n as i64));
+        spool_input(
+            input, path, h.lines, h.weighted, range, &mut spool, progress,
+        )?;
+        if spool.edges() != h.nnz {
+            return Err(mtx::count_mismatch(path, h.nnz, spool.edges()));
+        }
+        progress.begin("building", None);
+        let bo = opts.build_options(directed);
+        let plan = Plan {
+            opts: &bo,
+            weighted: h.weighted,
+            budget,
+            scratch: scratch.to_path_buf(),
+            tuning,
+        };
+        build_file(spool, Vertices::Seen, &plan, out)
+    })();
+    remove_scratch(scratch);
+    result
+}
+
+/// Parses `input`'s edge lines (ids within `range` when given) into
+/// `spool`, dropping the input's pages from the cache as it goes (a plain
+/// file; a pipe has none).
+fn spool_input(
+    input: text::Input,
+    path: &Path,
+    lines_before: u64,
+    weighted: bool,
+    range: Option<(i64, i64)>,
+    spool: &mut Spool,
+    progress: &dyn Progress,
+) -> Result<()> {
+    // (Opening a FIFO again would wait for a writer: test the path first.)
+    let plain = std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file())
+        .then(|| std::fs::File::open(path).ok())
+        .flatten();
+    let mut blocks = 0u64;
+    parse_blocks_each(
+        input,
+        path,
+        lines_before,
+        progress,
+        |data| edgelist::parse_block(data, weighted, range),
+        |b: EdgeBlock| {
+            blocks += 1;
+            if let (Some(f), true) = (&plain, blocks.is_multiple_of(16)) {
+                super::disk::drop_cached(f, 0, 0);
+            }
+            spool_block(spool, &b, path)
+        },
+    )
 }
 
 /// Adds a parsed block's edges to the spool.

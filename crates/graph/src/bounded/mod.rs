@@ -132,6 +132,13 @@ impl Spool {
         self.max = Some(self.max.map_or(x, |m| m.max(x)));
     }
 
+    /// Marks ids `lo..=hi` as vertices (declared ones, isolated or not).
+    pub(crate) fn mark_range(&mut self, lo: u32, hi: u32) {
+        for x in lo..=hi {
+            self.mark(x);
+        }
+    }
+
     /// Adds edge `a → b` of weight `w` (0 unweighted); `input` names the
     /// file in the error for an id outside `0..=2^32 - 2`.
     pub(crate) fn push(&mut self, a: i64, b: i64, w: Weight, input: &Path) -> Result<()> {

@@ -126,14 +126,10 @@ fn a_budget_too_small_is_refused_naming_the_minimum() {
     assert!(run(BIG, &rcm).contains("--order rcm"));
     std::fs::write(&input, "0 1\n-3 1\n").unwrap();
     assert!(run(BIG, &opts(true, false)).contains("vertex id -3"));
-    let mtx = dir.path().join("g");
-    std::fs::write(
-        &mtx,
-        "%%MatrixMarket matrix coordinate pattern general\n1 1 0\n",
-    )
-    .unwrap();
+    let csv = dir.path().join("g.csv");
+    std::fs::write(&csv, "src,dst\n0,1\n").unwrap();
     let e = import_tuned(
-        &mtx,
+        &csv,
         &opts(true, false),
         BIG,
         dir.path(),
@@ -143,13 +139,75 @@ fn a_budget_too_small_is_refused_naming_the_minimum() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("edge lists only"), "{e}");
+    assert!(e.contains("edge lists and Matrix Market files only"), "{e}");
+    // A Matrix Market size line whose vertices cannot fit is refused
+    // before any entry is read; a wrong entry count after.
+    let mtx = dir.path().join("g");
+    std::fs::write(
+        &mtx,
+        "%%MatrixMarket matrix coordinate pattern general\n9000000 9000000 1\n1 2\n",
+    )
+    .unwrap();
+    let mtx_err = |budget| {
+        import_tuned(
+            &mtx,
+            &opts(true, false),
+            budget,
+            dir.path(),
+            &out,
+            &NoProgress,
+            Tuning::default(),
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let e = mtx_err(MIN_BUDGET + (1 << 20));
+    assert!(e.contains("declares 9000000 vertices"), "{e}");
+    std::fs::write(
+        &mtx,
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n",
+    )
+    .unwrap();
+    let e = mtx_err(BIG);
+    assert!(e.contains("declares 2 entries but the file has 1"), "{e}");
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with(".scratch"))
         .collect();
     assert!(left.is_empty(), "scratch left: {left:?}");
+}
+
+#[test]
+fn matrix_market_files_are_byte_identical_both_ways() {
+    let cases = [
+        // Isolated vertices 4 and 6, a duplicate, a loop.
+        "%%MatrixMarket matrix coordinate pattern general\n% c\n6 5 5\n1 2\n2 3\n3 1\n5 5\n1 2\n",
+        "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 0.5\n3 2 2.25\n4 1 7\n",
+        "%%MatrixMarket matrix coordinate integer general\n3 3 2\n1 3 4\n3 2 9\n",
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        for directed in [None, Some(true), Some(false)] {
+            let o = ImportOptions {
+                directed,
+                ..Default::default()
+            };
+            for name in ["g.mtx", "g"] {
+                let (a, b) = both(
+                    text,
+                    name,
+                    &o,
+                    BIG,
+                    Tuning {
+                        run_arcs: Some(2),
+                        fan_in: Some(2),
+                    },
+                );
+                assert_eq!(a.len(), b.len(), "case {i} directed {directed:?} {name}");
+                same(&a, &b);
+            }
+        }
+    }
 }
 
 fn graph_text(edges: &[(u32, u32, u8)], spread: u32, weighted: bool) -> String {

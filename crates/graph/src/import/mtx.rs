@@ -15,14 +15,23 @@ use crate::{build, Graph, GraphError, Result};
 /// graph (at least 24 B).
 const BYTES_PER_VERTEX: u64 = 40;
 
-/// Imports a Matrix Market file from `input`, opened from `path`.
-pub fn import(
-    mut input: Input,
-    path: &Path,
-    opts: &ImportOptions,
-    progress: &dyn Progress,
-) -> Result<Graph> {
-    let Some(banner) = text::read_line(&mut input, path)? else {
+/// What a Matrix Market banner and size line say.
+pub(crate) struct Header {
+    /// `integer` or `real` values: weights.
+    pub weighted: bool,
+    /// `symmetric`: undirected unless `--directed` says otherwise.
+    pub symmetric: bool,
+    /// Vertices `1..=n`.
+    pub n: u64,
+    /// Entries the size line declares.
+    pub nnz: u64,
+    /// Lines read so far (the entries start on line `lines + 1`).
+    pub lines: u64,
+}
+
+/// Reads the banner, the comments and the size line of `input`.
+pub(crate) fn read_header(input: &mut Input, path: &Path) -> Result<Header> {
+    let Some(banner) = text::read_line(input, path)? else {
         return Err(GraphError::bad_input(
             path,
             "empty file: expected a %%MatrixMarket header",
@@ -74,7 +83,7 @@ pub fn import(
     // Skip comments to the size line (`idx` lines read before it).
     let mut idx = 1;
     let size_line = loop {
-        let Some(line) = text::read_line(&mut input, path)? else {
+        let Some(line) = text::read_line(input, path)? else {
             return Err(GraphError::bad_input(
                 path,
                 "missing the size line 'rows cols entries'",
@@ -103,14 +112,44 @@ pub fn import(
             "expected three numbers 'rows cols entries'",
         ));
     }
-    let (rows, cols, nnz) = (nums[0], nums[1], nums[2]);
-    let n = rows.max(cols);
+    let n = nums[0].max(nums[1]);
     if n >= crate::MAX_VERTICES {
         return Err(GraphError::TooManyVertices {
             count: n,
             limit: crate::MAX_VERTICES - 1,
         });
     }
+    Ok(Header {
+        weighted,
+        symmetric,
+        n,
+        nnz: nums[2],
+        lines: idx as u64 + 1,
+    })
+}
+
+/// The error for a file whose entries are not the `declared` count.
+pub(crate) fn count_mismatch(path: &Path, declared: u64, found: u64) -> GraphError {
+    GraphError::bad_input(
+        path,
+        format!("the size line declares {declared} entries but the file has {found}"),
+    )
+}
+
+/// Imports a Matrix Market file from `input`, opened from `path`.
+pub fn import(
+    mut input: Input,
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<Graph> {
+    let Header {
+        weighted,
+        symmetric,
+        n,
+        nnz,
+        lines,
+    } = read_header(&mut input, path)?;
     // Every declared vertex is one (isolated ones too): refuse a size
     // line whose vertices cannot fit before allocating for them.
     let need = n.saturating_mul(BYTES_PER_VERTEX);
@@ -118,7 +157,7 @@ pub fn import(
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         return Err(GraphError::parse(
             path,
-            idx as u64 + 1,
+            lines,
             format!(
                 "the size line declares {n} vertices, which need at least {:.1} GiB of memory; {:.1} GiB is available",
                 gib(need),
@@ -128,15 +167,12 @@ pub fn import(
     }
     // Entries: value column required for integer/real.
     let hi = n as i64;
-    let blocks = parse_blocks(input, path, idx as u64 + 1, progress, |data| {
+    let blocks = parse_blocks(input, path, lines, progress, |data| {
         parse_block(data, weighted, Some((1, hi)))
     })?;
     let found: u64 = blocks.iter().map(|b| b.edges() as u64).sum();
     if found != nnz {
-        return Err(GraphError::bad_input(
-            path,
-            format!("the size line declares {nnz} entries but the file has {found}"),
-        ));
+        return Err(count_mismatch(path, nnz, found));
     }
     let (buf, ids) = map_ids(
         blocks,
