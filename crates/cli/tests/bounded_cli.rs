@@ -218,3 +218,49 @@ fn an_interrupted_import_leaves_nothing_behind() {
     assert!(leftovers(d).is_empty(), "{:?}", leftovers(d));
     assert!(!d.join("g").exists());
 }
+
+#[test]
+fn a_bounded_matrix_market_import_stores_the_same_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let m = d.join("g.mtx");
+    // 400 vertices (one isolated), a symmetric weighted matrix.
+    let mut text = String::from("%%MatrixMarket matrix coordinate real symmetric\n400 400 1200\n");
+    for i in 0..1200u32 {
+        let (a, b) = (i * 7 % 399 + 1, (i * 13 + 5) % 399 + 1);
+        text.push_str(&format!("{a} {b} {}.5\n", i % 9));
+    }
+    std::fs::write(&m, text).unwrap();
+    let ms = m.to_str().unwrap();
+    ok(&plexus(d, &["import", ms, "--name", "mem"]));
+    ok(&plexus(
+        d,
+        &["import", ms, "--name", "bnd", "--memory", "96M"],
+    ));
+    assert!(graph_file(d, "mem") == graph_file(d, "bnd"));
+    assert!(leftovers(d).is_empty(), "{:?}", leftovers(d));
+    let bad = d.join("bad.mtx");
+    std::fs::write(
+        &bad,
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n",
+    )
+    .unwrap();
+    let out = plexus(
+        d,
+        &[
+            "import",
+            bad.to_str().unwrap(),
+            "--name",
+            "bad",
+            "--memory",
+            "96M",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("declares 2 entries but the file has 1"),
+        "{err}"
+    );
+    assert!(leftovers(d).is_empty(), "{:?}", leftovers(d));
+}
