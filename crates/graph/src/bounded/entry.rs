@@ -1,22 +1,23 @@
-//! The public entry points of bounded builds: an edge-list import or a
-//! generator, into a file or into a data directory.
+//! The public entry points of bounded builds: an import (edge list, CSV
+//! table or Matrix Market file) or a generator, into a file or into a data
+//! directory.
 use std::path::Path;
 
 use super::{build_file, check_options, remove_scratch, Built, Plan, Spool, Tuning, Vertices};
 use crate::generate::{build_options, for_each_edge, GenOptions, Generator};
 use crate::import::text::{self, parse_blocks_each};
 use crate::import::{
-    check_applicable, edgelist, format_of_content, format_of_name, mtx, BlockIds, EdgeBlock,
-    Format, ImportOptions, Progress,
+    check_applicable, csv_table, edgelist, format_of_content, format_of_name, mtx, BlockIds,
+    EdgeBlock, Format, IdType, ImportOptions, Progress,
 };
 use crate::store::{write_side_files, DataDir, Provenance, GRAPH_FILE};
 use crate::{GraphError, Result};
 
 /// Imports `path` as [`crate::import_file`] would, writing the store file
 /// `out` within `budget` bytes of memory; scratch files go to the
-/// directory `scratch` (removed from it on return). Edge lists with
-/// integer ids in `0..2^32 - 1` and Matrix Market files; other input is
-/// refused with a message.
+/// directory `scratch` (removed from it on return). Edge lists and CSV
+/// tables with integer ids in `0..2^32 - 1`, and Matrix Market files;
+/// Graphalytics input and string ids are refused with a message.
 pub fn import_to_file(
     path: &Path,
     opts: &ImportOptions,
@@ -48,7 +49,7 @@ pub(crate) fn import_tuned(
     check_options(budget, opts.order)?;
     let refuse = |what: &str| {
         GraphError::InvalidArgument(format!(
-            "--memory reads edge lists and Matrix Market files only; {} is {what} (import it without --memory)",
+            "--memory reads edge lists, CSV tables and Matrix Market files; {} is {what} (import it without --memory)",
             path.display()
         ))
     };
@@ -58,7 +59,7 @@ pub(crate) fn import_tuned(
         Some(Format::MatrixMarket) => {
             return import_mtx(path, opts, budget, scratch, out, progress, tuning)
         }
-        Some(Format::Csv) => return Err(refuse("a CSV table")),
+        Some(Format::Csv) => return import_csv(path, opts, budget, scratch, out, progress, tuning),
         Some(Format::Graphalytics) => return Err(refuse("Graphalytics input")),
     }
     let mut input = text::open_input(path)?;
@@ -140,6 +141,68 @@ fn import_mtx(
         let plan = Plan {
             opts: &bo,
             weighted: h.weighted,
+            budget,
+            scratch: scratch.to_path_buf(),
+            tuning,
+        };
+        build_file(spool, Vertices::Seen, &plan, out)
+    })();
+    remove_scratch(scratch);
+    result
+}
+
+/// A CSV edge table (and node table) with integer ids, rows spooled as
+/// read.
+fn import_csv(
+    path: &Path,
+    opts: &ImportOptions,
+    budget: u64,
+    scratch: &Path,
+    out: &Path,
+    progress: &dyn Progress,
+    tuning: Tuning,
+) -> Result<Built> {
+    let c = &opts.csv;
+    if c.ids == IdType::Str {
+        return Err(GraphError::InvalidArgument(
+            "--memory takes integer vertex ids only; import string ids without --memory".into(),
+        ));
+    }
+    let weighted = csv_table::is_weighted(opts);
+    let int = |t: &str, file: &Path, line: u64| -> Result<i64> {
+        t.parse::<i64>().map_err(|_| {
+            GraphError::parse(
+                file,
+                line,
+                format!(
+                    "vertex id '{}' is not an integer: --memory takes integer ids only (import string ids without --memory)",
+                    text::show(t.as_bytes())
+                ),
+            )
+        })
+    };
+    let input = text::open_input(path)?;
+    let result = (|| {
+        let mut spool = Spool::new(scratch, weighted)?;
+        let rows = csv_table::for_each_edge(input, path, opts, progress, |s, d, w, line| {
+            let (a, b) = (int(s, path, line)?, int(d, path, line)?);
+            spool.push(a, b, w.unwrap_or(0.0), path)
+        })?;
+        let mut nodes = 0u64;
+        if let Some(np) = &c.nodes {
+            csv_table::for_each_node(np, c, |id, line| {
+                nodes += 1;
+                spool.mark_id(int(id, np, line)?, np)
+            })?;
+        }
+        if rows == 0 && nodes == 0 {
+            return Err(GraphError::bad_input(path, "contains no edges"));
+        }
+        progress.begin("building", None);
+        let bo = opts.build_options(opts.directed.unwrap_or(true));
+        let plan = Plan {
+            opts: &bo,
+            weighted,
             budget,
             scratch: scratch.to_path_buf(),
             tuning,

@@ -112,6 +112,18 @@ pub(crate) struct Spool {
 /// Largest external id a bounded build takes (`u32::MAX` marks an absent id).
 const MAX_EXTERNAL: i64 = u32::MAX as i64 - 1;
 
+/// Refuses an external id a bounded build cannot name.
+fn check_external(x: i64, input: &Path) -> Result<()> {
+    if (0..=MAX_EXTERNAL).contains(&x) {
+        Ok(())
+    } else {
+        Err(GraphError::bad_input(
+            input,
+            format!("vertex id {x}: --memory takes integer ids from 0 to {MAX_EXTERNAL}; import without --memory"),
+        ))
+    }
+}
+
 impl Spool {
     pub(crate) fn new(scratch: &Path, weighted: bool) -> Result<Self> {
         Ok(Spool {
@@ -139,17 +151,19 @@ impl Spool {
         }
     }
 
+    /// Marks `x` as a vertex (a node table's id); `input` names the file in
+    /// the error for an id outside `0..=2^32 - 2`.
+    pub(crate) fn mark_id(&mut self, x: i64, input: &Path) -> Result<()> {
+        check_external(x, input)?;
+        self.mark(x as u32);
+        Ok(())
+    }
+
     /// Adds edge `a → b` of weight `w` (0 unweighted); `input` names the
     /// file in the error for an id outside `0..=2^32 - 2`.
     pub(crate) fn push(&mut self, a: i64, b: i64, w: Weight, input: &Path) -> Result<()> {
-        for x in [a, b] {
-            if !(0..=MAX_EXTERNAL).contains(&x) {
-                return Err(GraphError::bad_input(
-                    input,
-                    format!("vertex id {x}: --memory takes integer ids from 0 to {MAX_EXTERNAL}; import without --memory"),
-                ));
-            }
-        }
+        check_external(a, input)?;
+        check_external(b, input)?;
         let (a, b) = (a as u32, b as u32);
         self.mark(a);
         self.mark(b);

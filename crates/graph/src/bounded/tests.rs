@@ -126,10 +126,10 @@ fn a_budget_too_small_is_refused_naming_the_minimum() {
     assert!(run(BIG, &rcm).contains("--order rcm"));
     std::fs::write(&input, "0 1\n-3 1\n").unwrap();
     assert!(run(BIG, &opts(true, false)).contains("vertex id -3"));
-    let csv = dir.path().join("g.csv");
-    std::fs::write(&csv, "src,dst\n0,1\n").unwrap();
+    let evlp = dir.path().join("g.e");
+    std::fs::write(&evlp, "0 1\n").unwrap();
     let e = import_tuned(
-        &csv,
+        &evlp,
         &opts(true, false),
         BIG,
         dir.path(),
@@ -139,7 +139,7 @@ fn a_budget_too_small_is_refused_naming_the_minimum() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("edge lists and Matrix Market files only"), "{e}");
+    assert!(e.contains("is Graphalytics input"), "{e}");
     // A Matrix Market size line whose vertices cannot fit is refused
     // before any entry is read; a wrong entry count after.
     let mtx = dir.path().join("g");
@@ -208,6 +208,82 @@ fn matrix_market_files_are_byte_identical_both_ways() {
             }
         }
     }
+}
+
+#[test]
+fn csv_tables_are_byte_identical_both_ways() {
+    use crate::import::{CsvOptions, IdType};
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes.csv");
+    std::fs::write(&nodes, "id,name\n3,x\n900,y\n17,z\n").unwrap();
+    let weighted = CsvOptions {
+        weight_col: Some("w".into()),
+        ..Default::default()
+    };
+    let with_nodes = CsvOptions {
+        nodes: Some(nodes.clone()),
+        ..Default::default()
+    };
+    let by_name = CsvOptions {
+        src_col: Some("to".into()),
+        dst_col: Some("from".into()),
+        delimiter: b';',
+        ..Default::default()
+    };
+    let cases: Vec<(&str, CsvOptions)> = vec![
+        ("src,dst\n1,2\n2,3\n3,1\n3,3\n1,2\n", CsvOptions::default()),
+        ("1,2\n2,30\n30,1\n", CsvOptions::default()),
+        ("src,dst,w\n1,2,0.5\n2,3,2\n5,1,1e3\n", weighted),
+        ("a,b\n1,2\n2,3\n", with_nodes),
+        ("from;to\n4;7\n7;9\n9;4\n", by_name),
+    ];
+    for (i, (text, csv)) in cases.into_iter().enumerate() {
+        for directed in [true, false] {
+            let o = ImportOptions {
+                directed: Some(directed),
+                csv: csv.clone(),
+                ..Default::default()
+            };
+            let tuning = Tuning {
+                run_arcs: Some(2),
+                fan_in: Some(2),
+            };
+            let (a, b) = both(text, "g.csv", &o, BIG, tuning);
+            assert_eq!(a.len(), b.len(), "case {i} directed {directed}");
+            same(&a, &b);
+        }
+    }
+    // String ids are refused, naming the line (and the option up front).
+    let input = dir.path().join("s.csv");
+    std::fs::write(&input, "src,dst\n1,2\nx,3\n").unwrap();
+    let out = dir.path().join("o.plx");
+    let run = |o: &ImportOptions| {
+        import_tuned(
+            &input,
+            o,
+            BIG,
+            dir.path(),
+            &out,
+            &NoProgress,
+            Tuning::default(),
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let e = run(&ImportOptions::default());
+    assert!(
+        e.contains(":3:") && e.contains("vertex id 'x' is not an integer"),
+        "{e}"
+    );
+    let strings = ImportOptions {
+        csv: CsvOptions {
+            ids: IdType::Str,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert!(run(&strings).contains("integer vertex ids only"));
+    assert!(!out.exists());
 }
 
 fn graph_text(edges: &[(u32, u32, u8)], spread: u32, weighted: bool) -> String {

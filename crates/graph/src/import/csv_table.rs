@@ -11,6 +11,7 @@ use super::text::{parse_weight, Input};
 use super::{map_ids, BlockIds, EdgeBlock, IdType, ImportOptions, Progress, VertexSet};
 use crate::builder::EdgeBuffer;
 use crate::ids::IdMap;
+use crate::types::Weight;
 use crate::{build, Graph, GraphError, Result};
 
 /// Resolves a column given by name or index against the header.
@@ -212,6 +213,48 @@ pub fn import(
     progress: &dyn Progress,
 ) -> Result<Graph> {
     let c = &opts.csv;
+    let mut ids = Ids {
+        kind: c.ids,
+        block: EdgeBlock::new(is_weighted(opts)),
+        node_ints: Vec::new(),
+        names: HashMap::new(),
+        str_edges: Vec::new(),
+    };
+    let count = for_each_edge(input, path, opts, progress, |s, d, w, line| {
+        if let (Some(w), Some(v)) = (w, ids.block.weights.as_mut()) {
+            v.push(w);
+        }
+        ids.edge(s, d, path, line)
+    })?;
+    if let Some(np) = &c.nodes {
+        for_each_node(np, c, |id, line| ids.node(id, np, line))?;
+    }
+    if count == 0 && ids.node_ints.is_empty() && ids.names.is_empty() {
+        return Err(GraphError::bad_input(path, "contains no edges"));
+    }
+    finish(
+        ids,
+        path,
+        &opts.build_options(opts.directed.unwrap_or(true)),
+    )
+}
+
+/// Whether the table has a weight column (named, or `--weighted` alone:
+/// the third column).
+pub(crate) fn is_weighted(opts: &ImportOptions) -> bool {
+    opts.csv.weight_col.is_some() || opts.weighted
+}
+
+/// Calls `row(source, destination, weight, line)` for each edge row of the
+/// table in `input`, in file order; returns the number of rows.
+pub(crate) fn for_each_edge(
+    input: Input,
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+    mut row: impl FnMut(&str, &str, Option<Weight>, u64) -> Result<()>,
+) -> Result<u64> {
+    let c = &opts.csv;
     if super::text::is_stdin(path) && c.nodes.as_deref().is_some_and(super::text::is_stdin) {
         return Err(GraphError::InvalidArgument(
             "the edges and the node table cannot both be standard input".into(),
@@ -232,13 +275,6 @@ pub fn import(
         Some(w) => Some(column(path, &headers, Some(w), 0, "weight")?),
         None => None,
     };
-    let mut ids = Ids {
-        kind: c.ids,
-        block: EdgeBlock::new(wi.is_some()),
-        node_ints: Vec::new(),
-        names: HashMap::new(),
-        str_edges: Vec::new(),
-    };
     let mut rec = first.unwrap_or_default();
     let mut have = !rec.is_empty();
     let mut count = 0u64;
@@ -258,34 +294,28 @@ pub fn import(
             })
         };
         let (s, d) = (field(si, "source")?, field(di, "destination")?);
-        if let Some(wi) = wi {
-            let w = parse_weight(field(wi, "weight")?.as_bytes())
-                .map_err(|m| GraphError::parse(path, line, m))?;
-            if let Some(v) = ids.block.weights.as_mut() {
-                v.push(w);
-            }
-        }
-        ids.edge(s, d, path, line)?;
+        let w = match wi {
+            Some(wi) => Some(
+                parse_weight(field(wi, "weight")?.as_bytes())
+                    .map_err(|m| GraphError::parse(path, line, m))?,
+            ),
+            None => None,
+        };
+        row(s, d, w, line)?;
         count += 1;
         if count.is_multiple_of(1 << 20) {
             progress.advance(0, 1 << 20);
         }
     }
-    if let Some(np) = &c.nodes {
-        read_nodes(np, c, &mut ids)?;
-    }
-    if count == 0 && ids.node_ints.is_empty() && ids.names.is_empty() {
-        return Err(GraphError::bad_input(path, "contains no edges"));
-    }
-    finish(
-        ids,
-        path,
-        &opts.build_options(opts.directed.unwrap_or(true)),
-    )
+    Ok(count)
 }
 
-/// Adds the ids of the node table `np` to `ids`.
-fn read_nodes(np: &Path, c: &super::CsvOptions, ids: &mut Ids) -> Result<()> {
+/// Calls `node(id, line)` for each row of the node table `np`.
+pub(crate) fn for_each_node(
+    np: &Path,
+    c: &super::CsvOptions,
+    mut node: impl FnMut(&str, u64) -> Result<()>,
+) -> Result<()> {
     let specs = [(c.node_col.as_deref(), 0)];
     let input = super::text::open_input(np)?;
     let (nr, nh, first) = open_table(input, np, c.delimiter, &specs, c.no_header)?;
@@ -296,7 +326,7 @@ fn read_nodes(np: &Path, c: &super::CsvOptions, ids: &mut Ids) -> Result<()> {
         let id = r.get(ni).filter(|s| !s.is_empty()).ok_or_else(|| {
             GraphError::parse(np, line, format!("missing node id in column {ni}"))
         })?;
-        ids.node(id, np, line)?;
+        node(id, line)?;
     }
     Ok(())
 }
