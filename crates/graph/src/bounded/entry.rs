@@ -47,6 +47,13 @@ pub(crate) fn import_tuned(
     tuning: Tuning,
 ) -> Result<Built> {
     check_options(budget, opts.order)?;
+    let job = Job {
+        opts,
+        budget,
+        scratch,
+        out,
+        tuning,
+    };
     let refuse = |what: &str| {
         GraphError::InvalidArgument(format!(
             "--memory reads edge lists, CSV tables and Matrix Market files; {} is {what} (import it without --memory)",
@@ -56,10 +63,8 @@ pub(crate) fn import_tuned(
     let named = opts.format.or_else(|| format_of_name(path));
     match named {
         Some(Format::EdgeList) | None => {}
-        Some(Format::MatrixMarket) => {
-            return import_mtx(path, opts, budget, scratch, out, progress, tuning)
-        }
-        Some(Format::Csv) => return import_csv(path, opts, budget, scratch, out, progress, tuning),
+        Some(Format::MatrixMarket) => return import_mtx(path, &job, progress),
+        Some(Format::Csv) => return import_csv(path, &job, progress),
         Some(Format::Graphalytics) => return Err(refuse("Graphalytics input")),
     }
     let mut input = text::open_input(path)?;
@@ -70,46 +75,66 @@ pub(crate) fn import_tuned(
             .map_err(|e| text::stream_error(path, compression, e))?;
         if format_of_content(head) == Format::MatrixMarket {
             drop(input);
-            return import_mtx(path, opts, budget, scratch, out, progress, tuning);
+            return import_mtx(path, &job, progress);
         }
     }
     check_applicable(Format::EdgeList, opts, path)?;
     let weighted = opts.weighted || text::base_name(path).ends_with(".wel");
-    let result = (|| {
-        let mut spool = Spool::new(scratch, weighted)?;
-        spool_input(input, path, 0, weighted, None, &mut spool, progress)?;
+    job.spool_and_build(weighted, opts.directed.unwrap_or(true), progress, |spool| {
+        spool_input(input, path, 0, weighted, None, spool, progress)?;
         if spool.edges() == 0 {
             return Err(GraphError::bad_input(
                 path,
                 "contains no edges (empty file or only comments)",
             ));
         }
-        progress.begin("building", None);
-        let bo = opts.build_options(opts.directed.unwrap_or(true));
-        let plan = Plan {
-            opts: &bo,
-            weighted,
-            budget,
-            scratch: scratch.to_path_buf(),
-            tuning,
-        };
-        build_file(spool, Vertices::Seen, &plan, out)
-    })();
-    remove_scratch(scratch);
-    result
+        Ok(())
+    })
+}
+
+/// What the imports of every format share: the options, the budget and
+/// where the build writes.
+struct Job<'a> {
+    opts: &'a ImportOptions,
+    budget: u64,
+    scratch: &'a Path,
+    out: &'a Path,
+    tuning: Tuning,
+}
+
+impl Job<'_> {
+    /// Spools the edges `fill` adds, then builds the store file from them;
+    /// the scratch directory is emptied whatever happens.
+    fn spool_and_build(
+        &self,
+        weighted: bool,
+        directed: bool,
+        progress: &dyn Progress,
+        fill: impl FnOnce(&mut Spool) -> Result<()>,
+    ) -> Result<Built> {
+        let result = (|| {
+            let mut spool = Spool::new(self.scratch, weighted)?;
+            fill(&mut spool)?;
+            progress.begin("building", None);
+            let bo = self.opts.build_options(directed);
+            let plan = Plan {
+                opts: &bo,
+                weighted,
+                budget: self.budget,
+                scratch: self.scratch.to_path_buf(),
+                tuning: self.tuning,
+            };
+            build_file(spool, Vertices::Seen, &plan, self.out)
+        })();
+        remove_scratch(self.scratch);
+        result
+    }
 }
 
 /// A Matrix Market file: vertices `1..=n` as the size line declares
 /// (isolated ones too), entries spooled as an edge list's are.
-fn import_mtx(
-    path: &Path,
-    opts: &ImportOptions,
-    budget: u64,
-    scratch: &Path,
-    out: &Path,
-    progress: &dyn Progress,
-    tuning: Tuning,
-) -> Result<Built> {
+fn import_mtx(path: &Path, job: &Job, progress: &dyn Progress) -> Result<Built> {
+    let (opts, budget) = (job.opts, job.budget);
     check_applicable(Format::MatrixMarket, opts, path)?;
     let mut input = text::open_input(path)?;
     let h = mtx::read_header(&mut input, path)?;
@@ -124,44 +149,23 @@ fn import_mtx(
             super::mib(need)
         )));
     }
-    let result = (|| {
-        let mut spool = Spool::new(scratch, h.weighted)?;
+    job.spool_and_build(h.weighted, directed, progress, |spool| {
         if h.n > 0 {
             spool.mark_range(1, h.n as u32);
         }
         let range = Some((1, h.n as i64));
-        spool_input(
-            input, path, h.lines, h.weighted, range, &mut spool, progress,
-        )?;
+        spool_input(input, path, h.lines, h.weighted, range, spool, progress)?;
         if spool.edges() != h.nnz {
             return Err(mtx::count_mismatch(path, h.nnz, spool.edges()));
         }
-        progress.begin("building", None);
-        let bo = opts.build_options(directed);
-        let plan = Plan {
-            opts: &bo,
-            weighted: h.weighted,
-            budget,
-            scratch: scratch.to_path_buf(),
-            tuning,
-        };
-        build_file(spool, Vertices::Seen, &plan, out)
-    })();
-    remove_scratch(scratch);
-    result
+        Ok(())
+    })
 }
 
 /// A CSV edge table (and node table) with integer ids, rows spooled as
 /// read.
-fn import_csv(
-    path: &Path,
-    opts: &ImportOptions,
-    budget: u64,
-    scratch: &Path,
-    out: &Path,
-    progress: &dyn Progress,
-    tuning: Tuning,
-) -> Result<Built> {
+fn import_csv(path: &Path, job: &Job, progress: &dyn Progress) -> Result<Built> {
+    let opts = job.opts;
     let c = &opts.csv;
     if c.ids == IdType::Str {
         return Err(GraphError::InvalidArgument(
@@ -182,8 +186,7 @@ fn import_csv(
         })
     };
     let input = text::open_input(path)?;
-    let result = (|| {
-        let mut spool = Spool::new(scratch, weighted)?;
+    job.spool_and_build(weighted, opts.directed.unwrap_or(true), progress, |spool| {
         let rows = csv_table::for_each_edge(input, path, opts, progress, |s, d, w, line| {
             let (a, b) = (int(s, path, line)?, int(d, path, line)?);
             spool.push(a, b, w.unwrap_or(0.0), path)
@@ -198,19 +201,8 @@ fn import_csv(
         if rows == 0 && nodes == 0 {
             return Err(GraphError::bad_input(path, "contains no edges"));
         }
-        progress.begin("building", None);
-        let bo = opts.build_options(opts.directed.unwrap_or(true));
-        let plan = Plan {
-            opts: &bo,
-            weighted,
-            budget,
-            scratch: scratch.to_path_buf(),
-            tuning,
-        };
-        build_file(spool, Vertices::Seen, &plan, out)
-    })();
-    remove_scratch(scratch);
-    result
+        Ok(())
+    })
 }
 
 /// Parses `input`'s edge lines (ids within `range` when given) into

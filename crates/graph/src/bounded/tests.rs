@@ -43,6 +43,24 @@ fn both(
     (std::fs::read(&mem).unwrap(), std::fs::read(&out).unwrap())
 }
 
+/// The error of a bounded import of `input` into `dir` (which must fail).
+fn refusal(input: &Path, opts: &ImportOptions, budget: u64, dir: &Path) -> String {
+    let out = dir.join("o.plx");
+    let e = import_tuned(
+        input,
+        opts,
+        budget,
+        dir,
+        &out,
+        &NoProgress,
+        Tuning::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(!out.exists(), "no output after: {e}");
+    e
+}
+
 fn same(a: &[u8], b: &[u8]) {
     assert_eq!(a.len(), b.len(), "file lengths");
     if let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) {
@@ -99,20 +117,8 @@ fn a_budget_too_small_is_refused_naming_the_minimum() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("g.el");
     std::fs::write(&input, "0 1\n1 4000000\n").unwrap();
-    let out = dir.path().join("o.plx");
-    let run = |budget, o: &ImportOptions| {
-        import_tuned(
-            &input,
-            o,
-            budget,
-            dir.path(),
-            &out,
-            &NoProgress,
-            Tuning::default(),
-        )
-        .unwrap_err()
-        .to_string()
-    };
+    let d = dir.path();
+    let run = |budget, o: &ImportOptions| refusal(&input, o, budget, d);
     let e = run(1 << 20, &opts(true, false));
     assert!(e.contains("at least 80 MiB"), "{e}");
     // A table of 4 million ids does not fit 81 MiB.
@@ -128,17 +134,7 @@ fn a_budget_too_small_is_refused_naming_the_minimum() {
     assert!(run(BIG, &opts(true, false)).contains("vertex id -3"));
     let evlp = dir.path().join("g.e");
     std::fs::write(&evlp, "0 1\n").unwrap();
-    let e = import_tuned(
-        &evlp,
-        &opts(true, false),
-        BIG,
-        dir.path(),
-        &out,
-        &NoProgress,
-        Tuning::default(),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal(&evlp, &opts(true, false), BIG, d);
     assert!(e.contains("is Graphalytics input"), "{e}");
     // A Matrix Market size line whose vertices cannot fit is refused
     // before any entry is read; a wrong entry count after.
@@ -148,19 +144,7 @@ fn a_budget_too_small_is_refused_naming_the_minimum() {
         "%%MatrixMarket matrix coordinate pattern general\n9000000 9000000 1\n1 2\n",
     )
     .unwrap();
-    let mtx_err = |budget| {
-        import_tuned(
-            &mtx,
-            &opts(true, false),
-            budget,
-            dir.path(),
-            &out,
-            &NoProgress,
-            Tuning::default(),
-        )
-        .unwrap_err()
-        .to_string()
-    };
+    let mtx_err = |budget| refusal(&mtx, &opts(true, false), budget, d);
     let e = mtx_err(MIN_BUDGET + (1 << 20));
     assert!(e.contains("declares 9000000 vertices"), "{e}");
     std::fs::write(
@@ -256,20 +240,7 @@ fn csv_tables_are_byte_identical_both_ways() {
     // String ids are refused, naming the line (and the option up front).
     let input = dir.path().join("s.csv");
     std::fs::write(&input, "src,dst\n1,2\nx,3\n").unwrap();
-    let out = dir.path().join("o.plx");
-    let run = |o: &ImportOptions| {
-        import_tuned(
-            &input,
-            o,
-            BIG,
-            dir.path(),
-            &out,
-            &NoProgress,
-            Tuning::default(),
-        )
-        .unwrap_err()
-        .to_string()
-    };
+    let run = |o: &ImportOptions| refusal(&input, o, BIG, dir.path());
     let e = run(&ImportOptions::default());
     assert!(
         e.contains(":3:") && e.contains("vertex id 'x' is not an integer"),
@@ -283,7 +254,6 @@ fn csv_tables_are_byte_identical_both_ways() {
         ..Default::default()
     };
     assert!(run(&strings).contains("integer vertex ids only"));
-    assert!(!out.exists());
 }
 
 fn graph_text(edges: &[(u32, u32, u8)], spread: u32, weighted: bool) -> String {
