@@ -82,7 +82,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub no_header: bool,
     /// Build within this much memory (bytes, or with a K, M, G or T suffix), page cache
-    /// included: sorted runs on disk, merged into the store (edge lists, CSV and Matrix Market with integer ids; same file as
+    /// included: sorted runs on disk, merged into the store (edge lists, CSV and Matrix Market; same file as
     /// without it). A budget too small is refused, naming the least that fits.
     #[arg(long, value_parser = crate::ooc::parse_memory)]
     pub memory: Option<u64>,

@@ -7,17 +7,17 @@ use super::{build_file, check_options, remove_scratch, Built, Plan, Spool, Tunin
 use crate::generate::{build_options, for_each_edge, GenOptions, Generator};
 use crate::import::text::{self, parse_blocks_each};
 use crate::import::{
-    check_applicable, csv_table, edgelist, format_of_content, format_of_name, mtx, BlockIds,
-    EdgeBlock, Format, IdType, ImportOptions, Progress,
+    check_applicable, edgelist, format_of_content, format_of_name, mtx, BlockIds, EdgeBlock,
+    Format, ImportOptions, Progress,
 };
 use crate::store::{write_side_files, DataDir, Provenance, GRAPH_FILE};
 use crate::{GraphError, Result};
 
 /// Imports `path` as [`crate::import_file`] would, writing the store file
 /// `out` within `budget` bytes of memory; scratch files go to the
-/// directory `scratch` (removed from it on return). Edge lists and CSV
-/// tables with integer ids in `0..2^32 - 1`, and Matrix Market files;
-/// Graphalytics input and string ids are refused with a message.
+/// directory `scratch` (removed from it on return). Edge lists with
+/// integer ids in `0..2^32 - 1`, CSV tables (string ids held in memory)
+/// and Matrix Market files; Graphalytics input is refused with a message.
 pub fn import_to_file(
     path: &Path,
     opts: &ImportOptions,
@@ -64,7 +64,7 @@ pub(crate) fn import_tuned(
     match named {
         Some(Format::EdgeList) | None => {}
         Some(Format::MatrixMarket) => return import_mtx(path, &job, progress),
-        Some(Format::Csv) => return import_csv(path, &job, progress),
+        Some(Format::Csv) => return super::csv::import(path, &job, progress),
         Some(Format::Graphalytics) => return Err(refuse("Graphalytics input")),
     }
     let mut input = text::open_input(path)?;
@@ -88,33 +88,34 @@ pub(crate) fn import_tuned(
                 "contains no edges (empty file or only comments)",
             ));
         }
-        Ok(())
+        Ok(Vertices::Seen)
     })
 }
 
 /// What the imports of every format share: the options, the budget and
 /// where the build writes.
-struct Job<'a> {
-    opts: &'a ImportOptions,
-    budget: u64,
+pub(super) struct Job<'a> {
+    pub opts: &'a ImportOptions,
+    pub budget: u64,
     scratch: &'a Path,
     out: &'a Path,
     tuning: Tuning,
 }
 
 impl Job<'_> {
-    /// Spools the edges `fill` adds, then builds the store file from them;
-    /// the scratch directory is emptied whatever happens.
-    fn spool_and_build(
+    /// Spools the edges `fill` adds, then builds the store file from them
+    /// with the vertices `fill` returns; the scratch directory is emptied
+    /// whatever happens.
+    pub(super) fn spool_and_build(
         &self,
         weighted: bool,
         directed: bool,
         progress: &dyn Progress,
-        fill: impl FnOnce(&mut Spool) -> Result<()>,
+        fill: impl FnOnce(&mut Spool) -> Result<Vertices>,
     ) -> Result<Built> {
         let result = (|| {
             let mut spool = Spool::new(self.scratch, weighted)?;
-            fill(&mut spool)?;
+            let vertices = fill(&mut spool)?;
             progress.begin("building", None);
             let bo = self.opts.build_options(directed);
             let plan = Plan {
@@ -124,7 +125,7 @@ impl Job<'_> {
                 scratch: self.scratch.to_path_buf(),
                 tuning: self.tuning,
             };
-            build_file(spool, Vertices::Seen, &plan, self.out)
+            build_file(spool, vertices, &plan, self.out)
         })();
         remove_scratch(self.scratch);
         result
@@ -158,50 +159,7 @@ fn import_mtx(path: &Path, job: &Job, progress: &dyn Progress) -> Result<Built> 
         if spool.edges() != h.nnz {
             return Err(mtx::count_mismatch(path, h.nnz, spool.edges()));
         }
-        Ok(())
-    })
-}
-
-/// A CSV edge table (and node table) with integer ids, rows spooled as
-/// read.
-fn import_csv(path: &Path, job: &Job, progress: &dyn Progress) -> Result<Built> {
-    let opts = job.opts;
-    let c = &opts.csv;
-    if c.ids == IdType::Str {
-        return Err(GraphError::InvalidArgument(
-            "--memory takes integer vertex ids only; import string ids without --memory".into(),
-        ));
-    }
-    let weighted = csv_table::is_weighted(opts);
-    let int = |t: &str, file: &Path, line: u64| -> Result<i64> {
-        t.parse::<i64>().map_err(|_| {
-            GraphError::parse(
-                file,
-                line,
-                format!(
-                    "vertex id '{}' is not an integer: --memory takes integer ids only (import string ids without --memory)",
-                    text::show(t.as_bytes())
-                ),
-            )
-        })
-    };
-    let input = text::open_input(path)?;
-    job.spool_and_build(weighted, opts.directed.unwrap_or(true), progress, |spool| {
-        let rows = csv_table::for_each_edge(input, path, opts, progress, |s, d, w, line| {
-            let (a, b) = (int(s, path, line)?, int(d, path, line)?);
-            spool.push(a, b, w.unwrap_or(0.0), path)
-        })?;
-        let mut nodes = 0u64;
-        if let Some(np) = &c.nodes {
-            csv_table::for_each_node(np, c, |id, line| {
-                nodes += 1;
-                spool.mark_id(int(id, np, line)?, np)
-            })?;
-        }
-        if rows == 0 && nodes == 0 {
-            return Err(GraphError::bad_input(path, "contains no edges"));
-        }
-        Ok(())
+        Ok(Vertices::Seen)
     })
 }
 

@@ -20,6 +20,7 @@
 //! integer ids in `0..2^32 - 1` (other formats and ids are refused with a
 //! message) and the generators; orders none, degree and auto (RCM needs
 //! the graph in memory and is refused).
+mod csv;
 mod disk;
 mod entry;
 mod runs;
@@ -183,6 +184,47 @@ pub(crate) enum Vertices {
     Identity(usize),
     /// The ids the spool saw, ranked in ascending order.
     Seen,
+    /// String ids: the spool holds each name's first-seen number.
+    Named(Names),
+}
+
+/// Vertex names (string ids), held in memory: the spooled edges carry
+/// each name's first-seen number, and the names rank in byte order.
+pub(crate) struct Names {
+    /// The natural rank of each first-seen number.
+    pub rank_of_first: Vec<VertexId>,
+    /// Byte offsets of the names in rank order (`n + 1` entries).
+    pub offsets: Vec<u64>,
+    /// The names' bytes, concatenated in rank order.
+    pub bytes: Vec<u8>,
+}
+
+impl Names {
+    /// The names of `first_seen` (indexed by first-seen number), ranked.
+    pub(crate) fn rank(first_seen: Vec<Box<str>>) -> Names {
+        let mut order: Vec<VertexId> = (0..first_seen.len() as VertexId).collect();
+        order.sort_unstable_by(|&a, &b| first_seen[a as usize].cmp(&first_seen[b as usize]));
+        let mut rank_of_first = vec![0; first_seen.len()];
+        let mut offsets = Vec::with_capacity(first_seen.len() + 1);
+        let total: usize = first_seen.iter().map(|s| s.len()).sum();
+        let mut bytes = Vec::with_capacity(total);
+        offsets.push(0);
+        for (r, &f) in order.iter().enumerate() {
+            rank_of_first[f as usize] = r as VertexId;
+            bytes.extend_from_slice(first_seen[f as usize].as_bytes());
+            offsets.push(bytes.len() as u64);
+        }
+        Names {
+            rank_of_first,
+            offsets,
+            bytes,
+        }
+    }
+
+    /// Bytes these names hold.
+    pub(crate) fn size_bytes(&self) -> u64 {
+        (4 * self.rank_of_first.len() + 8 * self.offsets.len() + self.bytes.len()) as u64
+    }
 }
 
 /// How the build's vertices are named: `n`, and, when the external ids are
@@ -193,6 +235,8 @@ pub(crate) struct Naming {
     pub seen: Option<Vec<u64>>,
     /// Entries of the external-to-rank table (0 without one).
     pub table_ids: u64,
+    /// String ids (their names in rank order), if the ids are strings.
+    pub names: Option<Names>,
 }
 
 impl Naming {
@@ -202,6 +246,13 @@ impl Naming {
                 n,
                 seen: None,
                 table_ids: 0,
+                names: None,
+            }),
+            Vertices::Named(names) => Ok(Naming {
+                n: names.rank_of_first.len(),
+                seen: None,
+                table_ids: 0,
+                names: Some(names),
             }),
             Vertices::Seen => {
                 let n: u64 = spool_seen.iter().map(|w| u64::from(w.count_ones())).sum();
@@ -217,6 +268,7 @@ impl Naming {
                     n: n as usize,
                     seen: (!dense).then_some(spool_seen),
                     table_ids: if dense { 0 } else { ids },
+                    names: None,
                 })
             }
         }
@@ -225,6 +277,9 @@ impl Naming {
     /// The table from external id to natural rank (`u32::MAX` for ids not
     /// seen); `None` when ids are their ranks.
     fn rank_table(&self) -> Option<Vec<VertexId>> {
+        if let Some(names) = &self.names {
+            return Some(names.rank_of_first.clone());
+        }
         let seen = self.seen.as_ref()?;
         let mut table = vec![VertexId::MAX; self.table_ids as usize];
         let mut r = 0;
@@ -287,7 +342,12 @@ pub(crate) fn build_file(
     } = spool;
     let (spool_path, _) = w.finish()?;
     let naming = Naming::of(seen, max, vertices)?;
-    let need = min_budget(naming.n as u64, naming.table_ids, plan.opts.directed);
+    // String ids: the names, and the table from first-seen number to rank.
+    let names_bytes = naming
+        .names
+        .as_ref()
+        .map_or(0, |x| x.size_bytes() + 4 * x.rank_of_first.len() as u64);
+    let need = min_budget(naming.n as u64, naming.table_ids, plan.opts.directed) + names_bytes;
     if plan.budget < need {
         let _ = std::fs::remove_file(&spool_path);
         return Err(GraphError::InvalidArgument(format!(
@@ -296,6 +356,8 @@ pub(crate) fn build_file(
             naming.n,
             if naming.table_ids > 0 {
                 format!(", ids up to {}", naming.table_ids - 1)
+            } else if names_bytes > 0 {
+                format!(", names taking {}", mib(names_bytes))
             } else {
                 String::new()
             },

@@ -237,23 +237,61 @@ fn csv_tables_are_byte_identical_both_ways() {
             same(&a, &b);
         }
     }
-    // String ids are refused, naming the line (and the option up front).
-    let input = dir.path().join("s.csv");
-    std::fs::write(&input, "src,dst\n1,2\nx,3\n").unwrap();
-    let run = |o: &ImportOptions| refusal(&input, o, BIG, dir.path());
-    let e = run(&ImportOptions::default());
-    assert!(
-        e.contains(":3:") && e.contains("vertex id 'x' is not an integer"),
-        "{e}"
-    );
-    let strings = ImportOptions {
-        csv: CsvOptions {
-            ids: IdType::Str,
-            ..Default::default()
-        },
+    // String ids: named, auto-detected in the edges (the integers before
+    // the first string become their decimal text, as in memory) or in the
+    // node table.
+    let strings = CsvOptions {
+        ids: IdType::Str,
         ..Default::default()
     };
-    assert!(run(&strings).contains("integer vertex ids only"));
+    let names = dir.path().join("names.csv");
+    std::fs::write(&names, "id\n007\nzed\n12\n").unwrap();
+    let auto_nodes = CsvOptions {
+        nodes: Some(names.clone()),
+        ..Default::default()
+    };
+    let string_nodes = CsvOptions {
+        nodes: Some(names),
+        ids: IdType::Str,
+        ..Default::default()
+    };
+    let cases: Vec<(&str, CsvOptions)> = vec![
+        (
+            "src,dst\nbob,amy\namy,cy\ncy,bob\n\u{e9}t\u{e9},amy\n",
+            strings.clone(),
+        ),
+        ("src,dst\n+5,007\n5,x\n007,5\ny,7\n", CsvOptions::default()),
+        ("src,dst\n+5,007\n5,x\n007,5\n", strings),
+        ("src,dst\n1,2\n012,3\n", auto_nodes),
+        ("src,dst\n1,2\n012,3\n", string_nodes),
+    ];
+    for (i, (text, csv)) in cases.into_iter().enumerate() {
+        let o = ImportOptions {
+            csv,
+            ..Default::default()
+        };
+        let tuning = Tuning {
+            run_arcs: Some(3),
+            fan_in: Some(2),
+        };
+        let (a, b) = both(text, "s.csv", &o, BIG, tuning);
+        assert_eq!(a.len(), b.len(), "string case {i}");
+        same(&a, &b);
+    }
+    // Names that outgrow the budget are refused, naming the line.
+    let input = dir.path().join("big.csv");
+    let mut text = String::from("src,dst\n");
+    for i in 0..40_000 {
+        text.push_str(&format!("{}{i},b\n", "n".repeat(500)));
+    }
+    std::fs::write(&input, text).unwrap();
+    let e = refusal(
+        &input,
+        &ImportOptions::default(),
+        MIN_BUDGET + (16 << 20),
+        dir.path(),
+    );
+    assert!(e.contains("vertex names read so far take"), "{e}");
 }
 
 fn graph_text(edges: &[(u32, u32, u8)], spread: u32, weighted: bool) -> String {

@@ -33,6 +33,38 @@ pub struct Built {
     pub degrees: DegreeSummary,
 }
 
+/// Which id sections a store has (as [`crate::store`] writes them).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IdSections {
+    /// External id = internal id.
+    None,
+    /// Integer ids (or a vertex order applied to `0..n`).
+    Ints,
+    /// String ids of `bytes` bytes in all.
+    Strings { bytes: u64 },
+}
+
+impl IdSections {
+    fn of(naming: &Naming, ordered: bool) -> IdSections {
+        match &naming.names {
+            Some(names) => IdSections::Strings {
+                bytes: names.bytes.len() as u64,
+            },
+            None if ordered || naming.seen.is_some() => IdSections::Ints,
+            None => IdSections::None,
+        }
+    }
+
+    /// The header's id kind (0 identity, 1 integers, 2 strings).
+    fn kind(self) -> u32 {
+        match self {
+            IdSections::None => 0,
+            IdSections::Ints => 1,
+            IdSections::Strings { .. } => 2,
+        }
+    }
+}
+
 /// The sections' byte offsets, laid out in file order from the first
 /// aligned byte after the header.
 struct Layout {
@@ -43,7 +75,14 @@ struct Layout {
 impl Layout {
     /// The sections up to the chunk table (whose length is set later) of
     /// a graph of `n` vertices and `m` arcs, in [`crate::store`]'s order.
-    fn of(n: u64, m: u64, directed: bool, weighted: bool, id_ints: bool, ordered: bool) -> Layout {
+    fn of(
+        n: u64,
+        m: u64,
+        directed: bool,
+        weighted: bool,
+        ids: IdSections,
+        ordered: bool,
+    ) -> Layout {
         use SectionKind::*;
         let mut lay = Layout {
             kinds: vec![OutOffsets, OutTargets],
@@ -59,9 +98,17 @@ impl Layout {
                 lay.set(InWeights, 8 * m);
             }
         }
-        if id_ints {
-            lay.set(IdInts, 8 * n);
-            lay.set(IdSorted, 4 * n);
+        match ids {
+            IdSections::None => {}
+            IdSections::Ints => {
+                lay.set(IdInts, 8 * n);
+                lay.set(IdSorted, 4 * n);
+            }
+            IdSections::Strings { bytes } => {
+                lay.set(IdStrOffsets, 8 * (n + 1));
+                lay.set(IdStrBytes, bytes);
+                lay.set(IdSorted, 4 * n);
+            }
         }
         if ordered {
             lay.set(OldOfNew, 4 * n);
@@ -124,8 +171,8 @@ pub(super) fn write_store(
     let t = crate::trace::phase("merge out-lists", t);
     let m = o.m;
     let ordered = perm.is_some();
-    let id_ints = ordered || naming.seen.is_some();
-    let mut lay = Layout::of(n as u64, m, directed, weighted, id_ints, ordered);
+    let ids = IdSections::of(naming, ordered);
+    let mut lay = Layout::of(n as u64, m, directed, weighted, ids, ordered);
     debug_assert_eq!(lay.offset(OutTargets), targets_at);
     let mut sums: Vec<(SectionKind, u64)> = vec![(OutTargets, o.targets_sum)];
     let put = |kind: SectionKind, bytes: &[u8], lay: &Layout, sums: &mut Vec<_>| {
@@ -213,7 +260,7 @@ pub(super) fn write_store(
         },
         n: n as u64,
         m,
-        id_kind: u32::from(id_ints),
+        id_kind: ids.kind(),
         base_version: 0,
     };
     file.write_all_at(&encode_header_fields(&fields, &entries), 0)
@@ -423,17 +470,32 @@ fn write_ids(
     lay: &Layout,
     sums: &mut Vec<(SectionKind, u64)>,
 ) -> Result<()> {
-    if perm.is_none() && naming.seen.is_none() {
-        return Ok(());
+    let rank_of = |v: usize| perm.map_or(v, |p| p.0[v] as usize);
+    if let Some(names) = &naming.names {
+        let mut offs = SectionOut::new(file, out, lay.offset(SectionKind::IdStrOffsets));
+        let mut bytes = SectionOut::new(file, out, lay.offset(SectionKind::IdStrBytes));
+        let mut at = 0u64;
+        offs.put(&at.to_le_bytes())?;
+        for v in 0..naming.n {
+            let r = rank_of(v);
+            let name = &names.bytes[names.offsets[r] as usize..names.offsets[r + 1] as usize];
+            bytes.put(name)?;
+            at += name.len() as u64;
+            offs.put(&at.to_le_bytes())?;
+        }
+        sums.push((SectionKind::IdStrOffsets, offs.finish()?.1));
+        sums.push((SectionKind::IdStrBytes, bytes.finish()?.1));
+    } else {
+        if perm.is_none() && naming.seen.is_none() {
+            return Ok(());
+        }
+        let ext = naming.ext_of_rank();
+        let mut s = SectionOut::new(file, out, lay.offset(SectionKind::IdInts));
+        for v in 0..naming.n {
+            s.put(&i64::from(ext[rank_of(v)]).to_le_bytes())?;
+        }
+        sums.push((SectionKind::IdInts, s.finish()?.1));
     }
-    let ext = naming.ext_of_rank();
-    let mut s = SectionOut::new(file, out, lay.offset(SectionKind::IdInts));
-    for v in 0..naming.n {
-        let rank = perm.map_or(v, |p| p.0[v] as usize);
-        s.put(&i64::from(ext[rank]).to_le_bytes())?;
-    }
-    sums.push((SectionKind::IdInts, s.finish()?.1));
-    drop(ext);
     let mut s = SectionOut::new(file, out, lay.offset(SectionKind::IdSorted));
     match perm {
         Some((_, new_of_old)) => s.put(bytemuck::cast_slice(new_of_old))?,
