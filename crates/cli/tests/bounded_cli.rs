@@ -264,3 +264,30 @@ fn a_bounded_matrix_market_import_stores_the_same_file() {
     );
     assert!(leftovers(d).is_empty(), "{:?}", leftovers(d));
 }
+
+#[test]
+fn a_bounded_csv_import_with_string_ids_stores_the_same_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let csv = d.join("people.csv");
+    let mut text = String::from("who,whom,w\n");
+    for i in 0..3000u32 {
+        text.push_str(&format!(
+            "p{},p{},{}\n",
+            i % 701,
+            (i * 31 + 3) % 997,
+            i % 5 + 1
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let c = csv.to_str().unwrap();
+    let args = ["--weight-col", "w", "--undirected"];
+    let mut mem = vec!["import", c, "--name", "mem"];
+    mem.extend(args);
+    ok(&plexus(d, &mem));
+    let mut bnd = vec!["import", c, "--name", "bnd", "--memory", "96M"];
+    bnd.extend(args);
+    ok(&plexus(d, &bnd));
+    assert!(graph_file(d, "mem") == graph_file(d, "bnd"));
+    assert!(leftovers(d).is_empty(), "{:?}", leftovers(d));
+}
