@@ -3,6 +3,11 @@
 #
 #   bench/import_bounded.sh                 # kron24's edge list, 1 GiB cap
 #   SCALE=20 CAP=256M bench/import_bounded.sh
+#   SCALE=20 CAP=256M FORMAT=csv-strings bench/import_bounded.sh
+#
+# FORMAT: el (default), csv (the same edges as a CSV table with a header)
+# or csv-strings (a CSV table whose ids are names "v<id>", imported with
+# --ids string: the names are held in memory, the edges spooled).
 #
 # 1. Writes kron$SCALE's edge list (`plexus generate kron --out`, streamed
 #    with --memory) unless $OUT/kron$SCALE.el exists.
@@ -25,6 +30,7 @@ OUT=${OUT:-$ROOT/target/import-bench}
 DATA=${DATA:-$OUT/data}
 SCALE=${SCALE:-24}
 CAP=${CAP:-1G}
+FORMAT=${FORMAT:-el}
 TIMEOUT=${TIMEOUT:-3600}
 mkdir -p "$OUT" "$DATA"
 RUNS=$OUT/import-runs.jsonl
@@ -49,7 +55,22 @@ if [ ! -s "$EL" ]; then
     echo "writing kron$SCALE's edge list to $EL"
     "$BIN" -q --data-dir "$DATA" generate kron --scale "$SCALE" --memory "$CAP" --out "$EL"
 fi
-ls -l "$EL"
+IN=$EL
+EXTRA=()
+case "$FORMAT" in
+    el) ;;
+    csv)
+        IN=$OUT/kron$SCALE.csv
+        [ -s "$IN" ] || { echo "src,dst"; tr ' ' ','; } < "$EL" > "$IN"
+        ;;
+    csv-strings)
+        IN=$OUT/kron$SCALE-names.csv
+        [ -s "$IN" ] || awk 'BEGIN { print "src,dst" } { print "v" $1 ",v" $2 }' "$EL" > "$IN"
+        EXTRA=(--ids string)
+        ;;
+    *) echo "error: FORMAT must be el, csv or csv-strings, got $FORMAT" >&2; exit 2 ;;
+esac
+ls -l "$IN"
 
 # run LABEL LIMIT -- COMMAND...: one cold run in the cgroup, limited to LIMIT bytes (-1: none).
 run() {
@@ -85,9 +106,9 @@ PY
     tail -1 "$RUNS" | python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); m=r["cgroup_max_usage"]; print("  %-10s rc %d, wall %.1f s, cgroup peak %s MiB, max RSS %d MiB" % (r["label"], r["rc"], r["wall_s"], "-" if m is None else m >> 20, r["max_rss"] >> 20))'
 }
 
-echo "== kron$SCALE edge list: unbounded, then --memory $CAP under a $CAP cgroup cap"
-run unbounded -1 -- "$BIN" -q --data-dir "$DATA" import "$EL" --undirected --name unbounded --force
-run bounded "$cap_bytes" -- "$BIN" -q --data-dir "$DATA" import "$EL" --undirected --name bounded --force --memory "$CAP"
+echo "== kron$SCALE ($FORMAT): unbounded, then --memory $CAP under a $CAP cgroup cap"
+run "unbounded-$FORMAT" -1 -- "$BIN" -q --data-dir "$DATA" import "$IN" "${EXTRA[@]}" --undirected --name unbounded --force
+run "bounded-$FORMAT" "$cap_bytes" -- "$BIN" -q --data-dir "$DATA" import "$IN" "${EXTRA[@]}" --undirected --name bounded --force --memory "$CAP"
 if [ -f "$DATA/unbounded/graph.plx" ] && [ -f "$DATA/bounded/graph.plx" ]; then
     if cmp -s "$DATA/unbounded/graph.plx" "$DATA/bounded/graph.plx"; then
         echo "graph.plx byte-identical ($(stat -c %s "$DATA/bounded/graph.plx") bytes)"
@@ -98,4 +119,5 @@ if [ -f "$DATA/unbounded/graph.plx" ] && [ -f "$DATA/bounded/graph.plx" ]; then
 fi
 if [ "${KEEP:-0}" != 1 ]; then
     rm -rf "$EL" "$DATA/unbounded" "$DATA/bounded"
+    [ "$IN" = "$EL" ] || rm -f "$IN"
 fi
