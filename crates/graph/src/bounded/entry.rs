@@ -7,8 +7,8 @@ use super::{build_file, check_options, remove_scratch, Built, Plan, Spool, Tunin
 use crate::generate::{build_options, for_each_edge, GenOptions, Generator};
 use crate::import::text::{self, parse_blocks_each};
 use crate::import::{
-    check_applicable, edgelist, format_of_content, format_of_name, mtx, BlockIds, EdgeBlock,
-    Format, ImportOptions, Progress,
+    check_applicable, edgelist, format_of_content, format_of_name, graphalytics, mtx, BlockIds,
+    EdgeBlock, Format, ImportOptions, Progress,
 };
 use crate::store::{write_side_files, DataDir, Provenance, GRAPH_FILE};
 use crate::{GraphError, Result};
@@ -16,8 +16,8 @@ use crate::{GraphError, Result};
 /// Imports `path` as [`crate::import_file`] would, writing the store file
 /// `out` within `budget` bytes of memory; scratch files go to the
 /// directory `scratch` (removed from it on return). Edge lists with
-/// integer ids in `0..2^32 - 1`, CSV tables (string ids held in memory)
-/// and Matrix Market files; Graphalytics input is refused with a message.
+/// integer ids in `0..2^32 - 1`, CSV tables (string ids held in memory),
+/// Matrix Market files and Graphalytics pairs (ids in `0..2^32 - 1`).
 pub fn import_to_file(
     path: &Path,
     opts: &ImportOptions,
@@ -54,18 +54,12 @@ pub(crate) fn import_tuned(
         out,
         tuning,
     };
-    let refuse = |what: &str| {
-        GraphError::InvalidArgument(format!(
-            "--memory reads edge lists, CSV tables and Matrix Market files; {} is {what} (import it without --memory)",
-            path.display()
-        ))
-    };
     let named = opts.format.or_else(|| format_of_name(path));
     match named {
         Some(Format::EdgeList) | None => {}
         Some(Format::MatrixMarket) => return import_mtx(path, &job, progress),
         Some(Format::Csv) => return super::csv::import(path, &job, progress),
-        Some(Format::Graphalytics) => return Err(refuse("Graphalytics input")),
+        Some(Format::Graphalytics) => return import_graphalytics(path, &job, progress),
     }
     let mut input = text::open_input(path)?;
     if named.is_none() {
@@ -159,6 +153,66 @@ fn import_mtx(path: &Path, job: &Job, progress: &dyn Progress) -> Result<Built> 
         if spool.edges() != h.nnz {
             return Err(mtx::count_mismatch(path, h.nnz, spool.edges()));
         }
+        Ok(Vertices::Seen)
+    })
+}
+
+/// A Graphalytics pair: exactly the vertex file's ids (each once), then
+/// the edge file's edges, every endpoint one of them.
+fn import_graphalytics(path: &Path, job: &Job, progress: &dyn Progress) -> Result<Built> {
+    check_applicable(Format::Graphalytics, job.opts, path)?;
+    if text::is_stdin(path) {
+        return Err(GraphError::InvalidArgument(
+            "Graphalytics input is a .v and an .e file, not standard input".into(),
+        ));
+    }
+    let f = graphalytics::files(path, job.opts)?;
+    job.spool_and_build(f.weighted, f.directed, progress, |spool| {
+        let mut listed = 0u64;
+        let v_input = text::open_input(&f.v)?;
+        parse_blocks_each(
+            v_input,
+            &f.v,
+            0,
+            progress,
+            graphalytics::vertex_block,
+            |ids| {
+                for x in ids {
+                    if !spool.mark_new(x, &f.v)? {
+                        return Err(GraphError::bad_input(
+                            &f.v,
+                            "lists a vertex id more than once",
+                        ));
+                    }
+                    listed += 1;
+                }
+                Ok(())
+            },
+        )?;
+        if listed == 0 {
+            return Err(GraphError::bad_input(&f.v, "contains no vertices"));
+        }
+        let e_input = text::open_input(&f.e)?;
+        let (e, v) = (&f.e, &f.v);
+        parse_blocks_each(
+            e_input,
+            e,
+            0,
+            progress,
+            |data| edgelist::parse_block(data, f.weighted, None),
+            |b: EdgeBlock| {
+                if let Some(x) = b.ids_iter().find(|&x| !spool.has(x)) {
+                    return Err(GraphError::bad_input(
+                        e,
+                        format!(
+                            "vertex {x} appears in an edge but is not listed in {}",
+                            v.display()
+                        ),
+                    ));
+                }
+                spool_block(spool, &b, e)
+            },
+        )?;
         Ok(Vertices::Seen)
     })
 }

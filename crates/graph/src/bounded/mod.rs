@@ -152,6 +152,22 @@ impl Spool {
         }
     }
 
+    /// Whether `x` was marked (an endpoint or a listed vertex).
+    pub(crate) fn has(&self, x: i64) -> bool {
+        (0..=MAX_EXTERNAL).contains(&x)
+            && self
+                .seen
+                .get((x >> 6) as usize)
+                .is_some_and(|w| w >> (x & 63) & 1 == 1)
+    }
+
+    /// Marks `x` as a vertex; false if it was marked already.
+    pub(crate) fn mark_new(&mut self, x: i64, input: &Path) -> Result<bool> {
+        let before = self.has(x);
+        self.mark_id(x, input)?;
+        Ok(!before)
+    }
+
     /// Marks `x` as a vertex (a node table's id); `input` names the file in
     /// the error for an id outside `0..=2^32 - 2`.
     pub(crate) fn mark_id(&mut self, x: i64, input: &Path) -> Result<()> {

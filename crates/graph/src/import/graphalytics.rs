@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::edgelist::parse_block;
-use super::text::{open_input, parse_blocks, parse_i64, show};
+use super::text::{open_input, parse_blocks, parse_i64, show, BlockError, Parsed};
 use super::{map_ids, ImportOptions, Progress, VertexSet};
 use crate::{build, Graph, GraphError, Result};
 
@@ -109,12 +109,20 @@ pub fn read_properties(path: &Path) -> Result<Properties> {
     })
 }
 
-/// Imports the pair; returns the properties when a `.properties` file was given.
-pub fn import(
-    path: &Path,
-    opts: &ImportOptions,
-    progress: &dyn Progress,
-) -> Result<(Graph, Option<Properties>)> {
+/// The two files of a Graphalytics graph and what its properties say.
+pub(crate) struct Files {
+    /// The vertex file (`.v`).
+    pub v: PathBuf,
+    /// The edge file (`.e`).
+    pub e: PathBuf,
+    pub props: Option<Properties>,
+    pub directed: bool,
+    pub weighted: bool,
+}
+
+/// Finds the files of the graph `path` names (its `.properties` or `.e`
+/// file) and reads its properties.
+pub(crate) fn files(path: &Path, opts: &ImportOptions) -> Result<Files> {
     let (v_path, e_path, props) = if path.to_string_lossy().ends_with(".properties") {
         let p = read_properties(path)?;
         let vf = p
@@ -157,41 +165,67 @@ pub fn import(
         (None, Some(p)) => p.directed()?,
         (None, None) => true,
     };
-    let vertex_blocks = parse_blocks(open_input(&v_path)?, &v_path, 0, progress, |data| {
-        let mut ids = Vec::new();
-        let mut line_no = 0u64;
-        for raw in data.split(|&c| c == b'\n') {
-            line_no += 1;
-            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-            let mut toks = super::text::tokens(line);
-            let Some(t) = toks.next() else { continue };
-            if t[0] == b'#' {
-                continue;
-            }
-            if let Some(extra) = toks.next() {
-                return Err((
-                    line_no,
-                    format!(
-                        "expected one vertex id per line, found also '{}'",
-                        show(extra)
-                    ),
-                ));
-            }
-            ids.push(parse_i64(t).ok_or_else(|| {
-                (
-                    line_no,
-                    format!("expected an integer vertex id, found '{}'", show(t)),
-                )
-            })?);
+    let weighted = opts.weighted || props.as_ref().is_some_and(|p| p.weighted());
+    Ok(Files {
+        v: v_path,
+        e: e_path,
+        props,
+        directed,
+        weighted,
+    })
+}
+
+/// One block of a vertex file: its ids (one a line, `#` comments).
+pub(crate) fn vertex_block(data: &[u8]) -> std::result::Result<Parsed<Vec<i64>>, BlockError> {
+    let mut ids = Vec::new();
+    let mut line_no = 0u64;
+    for raw in data.split(|&c| c == b'\n') {
+        line_no += 1;
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let mut toks = super::text::tokens(line);
+        let Some(t) = toks.next() else { continue };
+        if t[0] == b'#' {
+            continue;
         }
-        if data.last() == Some(&b'\n') {
-            line_no -= 1;
+        if let Some(extra) = toks.next() {
+            return Err((
+                line_no,
+                format!(
+                    "expected one vertex id per line, found also '{}'",
+                    show(extra)
+                ),
+            ));
         }
-        Ok(super::text::Parsed {
-            value: ids,
-            lines: line_no,
-        })
-    })?;
+        ids.push(parse_i64(t).ok_or_else(|| {
+            (
+                line_no,
+                format!("expected an integer vertex id, found '{}'", show(t)),
+            )
+        })?);
+    }
+    if data.last() == Some(&b'\n') {
+        line_no -= 1;
+    }
+    Ok(Parsed {
+        value: ids,
+        lines: line_no,
+    })
+}
+
+/// Imports the pair; returns the properties when a `.properties` file was given.
+pub fn import(
+    path: &Path,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<(Graph, Option<Properties>)> {
+    let Files {
+        v: v_path,
+        e: e_path,
+        props,
+        directed,
+        weighted,
+    } = files(path, opts)?;
+    let vertex_blocks = parse_blocks(open_input(&v_path)?, &v_path, 0, progress, vertex_block)?;
     let mut vertices: Vec<i64> = vertex_blocks.into_iter().flatten().collect();
     if vertices.is_empty() {
         return Err(GraphError::bad_input(&v_path, "contains no vertices"));
@@ -205,7 +239,6 @@ pub fn import(
             "lists a vertex id more than once",
         ));
     }
-    let weighted = opts.weighted || props.as_ref().is_some_and(|p| p.weighted());
     let blocks = parse_blocks(open_input(&e_path)?, &e_path, 0, progress, |data| {
         parse_block(data, weighted, None)
     })?;

@@ -250,6 +250,16 @@ pub(crate) enum BlockIds {
     Wide(Vec<i64>),
 }
 
+impl EdgeBlock {
+    /// The block's endpoint ids, `src, dst` interleaved.
+    pub(crate) fn ids_iter(&self) -> Box<dyn Iterator<Item = i64> + '_> {
+        match &self.ids {
+            BlockIds::Small(v) => Box::new(v.iter().map(|&x| i64::from(x))),
+            BlockIds::Wide(v) => Box::new(v.iter().copied()),
+        }
+    }
+}
+
 impl BlockIds {
     fn len(&self) -> usize {
         match self {
