@@ -140,6 +140,8 @@ trait Stepper<R>: Send {
     /// Runs the driver's logic and takes the next frontier; false when the
     /// job has finished.
     fn begin(&mut self, exec: &OocExecutor) -> bool;
+    /// Vertices in the frontier of the superstep begun.
+    fn active(&self) -> u64;
     /// The lists this superstep walks.
     fn sides<'e>(&self, exec: &'e OocExecutor) -> (Vec<&'e Side>, bool);
     /// Adds the vertices whose lists this superstep needs to `words`.
@@ -211,6 +213,10 @@ where
         self.report.active += frontier.len() as u64;
         self.frontier = Some(frontier);
         true
+    }
+
+    fn active(&self) -> u64 {
+        self.frontier.as_ref().map_or(0, |f| f.len() as u64)
     }
 
     fn sides<'e>(&self, exec: &'e OocExecutor) -> (Vec<&'e Side>, bool) {
@@ -338,6 +344,14 @@ impl OocExecutor {
             if stepping.is_empty() {
                 break;
             }
+            // The progress display shows rounds and the jobs' active
+            // vertices together.
+            let active = stepping
+                .iter()
+                .filter_map(|&i| live[i].as_ref())
+                .map(|j| j.active())
+                .sum();
+            plexus_engine::progress::superstep(active);
             let walks = self.shared_step(&mut live, &stepping)?;
             let after = self.io_counters();
             rounds.push(RoundStats {

@@ -108,9 +108,13 @@ pub fn batch(ctx: &Ctx, a: &BatchArgs, path: &str, planned: Vec<Planned>) -> any
             .filter(|&i| planned[i].graph == graph)
             .collect();
         let t = Instant::now();
-        let (results, report) = run_graph(ctx, graph, &planned, &idx, memory, io, path)?;
+        let GraphRun {
+            results,
+            ids,
+            report,
+        } = run_graph(ctx, graph, &planned, &idx, memory, io, path)?;
         let seconds = t.elapsed().as_secs_f64();
-        for ((&i, (fin, ids)), r) in idx.iter().zip(results).zip(&report.jobs) {
+        for ((&i, fin), r) in idx.iter().zip(results).zip(&report.jobs) {
             let mut j = json!({
                 "name": planned[i].spec.name,
                 "algorithm": planned[i].spec.algorithm.name(),
@@ -161,8 +165,15 @@ pub fn batch(ctx: &Ctx, a: &BatchArgs, path: &str, planned: Vec<Planned>) -> any
     Ok(())
 }
 
-/// The shared batch of the jobs `idx` on `graph`; each result comes with
-/// the graph's ids (for the output file).
+/// A shared batch's results on one graph, with the graph's ids (for the
+/// output files) and what it read.
+struct GraphRun {
+    results: Vec<Finished>,
+    ids: Ids,
+    report: SharedReport,
+}
+
+/// The shared batch of the jobs `idx` on `graph`.
 fn run_graph(
     ctx: &Ctx,
     graph: &str,
@@ -171,7 +182,7 @@ fn run_graph(
     memory: u64,
     io: IoMode,
     path: &str,
-) -> anyhow::Result<(Vec<(Finished, std::sync::Arc<Ids>)>, SharedReport)> {
+) -> anyhow::Result<GraphRun> {
     let file = super::graph_file(ctx, graph)?;
     let head = plexus_graph::store::read_header(&file)?;
     let n = head.num_vertices;
@@ -190,7 +201,7 @@ fn run_graph(
     if g.num_vertices() == 0 {
         bail!("{path}: graph '{graph}' has no vertices");
     }
-    let ids = std::sync::Arc::new(Ids::new(g)?);
+    let ids = Ids::new(g)?;
     if idx
         .iter()
         .any(|&i| matches!(planned[i].spec.algorithm, Algorithm::Sssp { .. }))
@@ -209,11 +220,11 @@ fn run_graph(
     if let Some(e) = exec.take_fault() {
         return Err(e).context(format!("{path}: batch on '{graph}' out of core"));
     }
-    let results = results
-        .into_iter()
-        .map(|f| (f, std::sync::Arc::clone(&ids)))
-        .collect();
-    Ok((results, report))
+    Ok(GraphRun {
+        results,
+        ids,
+        report,
+    })
 }
 
 /// The graph's external ids and natural order, for summaries and files.
@@ -406,7 +417,6 @@ fn pagerank_config(ids: &Ids, p: &Planned, n: usize) -> anyhow::Result<pagerank:
         personalization,
         method: pagerank::Method::Jacobi,
         precision: pagerank::Precision::Double,
-        ..Default::default()
     })
 }
 
