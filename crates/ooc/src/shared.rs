@@ -13,7 +13,8 @@
 //! job keeps its state, frontier and message logs (a log directory of its
 //! own); the read buffer is one for all ([`crate::plan::plan_shared`]
 //! splits the budget). A job that finishes leaves the next round; the
-//! others go on.
+//! others go on. A job may join later ([`SharedJob::joining_at`]): at the
+//! first round that begins after its time, with the others mid-way.
 //!
 //! A job computes exactly what it computes alone: the same visitors
 //! ([`crate::step`]) over the same lists, the same mode decisions, the same
@@ -61,6 +62,8 @@ pub struct JobReport {
     pub log_bytes_read: u64,
     /// Its messages merged before reaching a slot.
     pub messages_combined: u64,
+    /// Seconds from the batch's start to its first round.
+    pub joined_seconds: f64,
     /// Seconds from the batch's start to its result.
     pub seconds: f64,
 }
@@ -101,6 +104,8 @@ pub struct SharedReport {
 /// output (`R`, the caller's result type).
 pub struct SharedJob<'a, R> {
     inner: Box<dyn Stepper<R> + 'a>,
+    /// Seconds after the batch's start before which the job does not join.
+    at: f64,
 }
 
 impl<'a, R: 'a> SharedJob<'a, R> {
@@ -128,7 +133,16 @@ impl<'a, R: 'a> SharedJob<'a, R> {
                     ..Default::default()
                 },
             }),
+            at: 0.0,
         })
+    }
+
+    /// The job joins the batch at the first round that begins `seconds`
+    /// or more after the batch's start (GraphM's joins at superstep
+    /// boundaries); by default it starts with the first round.
+    pub fn joining_at(mut self, seconds: f64) -> Self {
+        self.at = seconds.max(0.0);
+        self
     }
 }
 
@@ -319,6 +333,8 @@ impl OocExecutor {
     /// that the plan counts every job's state and logs.
     pub fn run_shared<R>(&self, jobs: Vec<SharedJob<'_, R>>) -> Result<(Vec<R>, SharedReport)> {
         let started = Instant::now();
+        let at: Vec<f64> = jobs.iter().map(|j| j.at).collect();
+        let mut joined = vec![false; at.len()];
         let mut live: Vec<Option<Box<dyn Stepper<R> + '_>>> =
             jobs.into_iter().map(|j| Some(j.inner)).collect();
         let mut results: Vec<Option<R>> = live.iter().map(|_| None).collect();
@@ -329,20 +345,43 @@ impl OocExecutor {
             let t0 = Instant::now();
             // Each live job's vertex steps and next frontier.
             let mut stepping = Vec::new();
+            let now = started.elapsed().as_secs_f64();
             for (i, slot) in live.iter_mut().enumerate() {
                 let Some(job) = slot.as_mut() else { continue };
+                if !joined[i] && at[i] > now {
+                    continue;
+                }
+                if !joined[i] {
+                    joined[i] = true;
+                    reports[i].joined_seconds = now;
+                }
                 if job.begin(self) {
                     stepping.push(i);
                     continue;
                 }
-                reports[i] = job.report();
-                reports[i].seconds = started.elapsed().as_secs_f64();
+                reports[i] = JobReport {
+                    joined_seconds: reports[i].joined_seconds,
+                    seconds: started.elapsed().as_secs_f64(),
+                    ..job.report()
+                };
                 if let Some(job) = slot.take() {
                     results[i] = Some(job.finish(self));
                 }
             }
             if stepping.is_empty() {
-                break;
+                // Nothing runs: wait for the next job to join, or end.
+                let next = (0..at.len())
+                    .filter(|&i| live[i].is_some() && !joined[i])
+                    .map(|i| at[i])
+                    .reduce(f64::min);
+                match next {
+                    Some(t) => {
+                        let wait = t - started.elapsed().as_secs_f64();
+                        std::thread::sleep(std::time::Duration::from_secs_f64(wait.max(0.0)));
+                        continue;
+                    }
+                    None => break,
+                }
             }
             // The progress display shows rounds and the jobs' active
             // vertices together.

@@ -324,3 +324,40 @@ fn a_shared_plan_splits_the_logs_across_jobs_and_refuses_too_small_a_budget() {
     let e = OocExecutor::open_shared(&file, &tiny, &[24_000; 8]).unwrap_err();
     assert!(e.to_string().contains("at least"), "{e}");
 }
+
+#[test]
+fn a_job_that_joins_late_gets_its_solo_result() {
+    let edges: Vec<(u32, u32, f64)> = (0..6000u32)
+        .map(|i| (i % 1500, (i * 37 + 11) % 1500, 1.0))
+        .collect();
+    let g = graph(1500, &edges, true, false);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::new(tmp.path())
+        .save("g", &g, &Provenance::default(), false)
+        .unwrap();
+    let file = dir.join("graph.plx");
+    let opts = OocOptions {
+        tuning: Some((4 * 4096, 512, 4096)),
+        ..Default::default()
+    };
+    let exec = OocExecutor::open_shared(&file, &opts, &[0, 0, 0]).unwrap();
+    let jobs = vec![
+        shared_job(Alg::PageRank, &exec),
+        shared_job(Alg::Bfs(3), &exec).joining_at(0.05),
+        shared_job(Alg::Cdlp, &exec).joining_at(0.5),
+    ];
+    let (got, report) = exec.run_shared(jobs).unwrap();
+    let alone = OocExecutor::open(&file, &opts).unwrap();
+    for (a, got) in [Alg::PageRank, Alg::Bfs(3), Alg::Cdlp].iter().zip(&got) {
+        agree(got, &solo(*a, &alone), 0.0).unwrap_or_else(|e| panic!("{a:?}: {e}"));
+    }
+    assert!(
+        report.jobs[1].joined_seconds >= 0.05,
+        "{:?}",
+        report.jobs[1]
+    );
+    // Nothing ran between the others' end and the last job's time: the
+    // batch waited for it.
+    assert!(report.jobs[2].joined_seconds >= 0.5, "{:?}", report.jobs[2]);
+    assert!(report.jobs[2].seconds >= report.jobs[2].joined_seconds);
+}
