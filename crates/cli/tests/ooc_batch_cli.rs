@@ -73,6 +73,7 @@ algorithm = "wcc"
 name = "cdlp"
 algorithm = "cdlp"
 iterations = 6
+at = 0.2
 "#;
 
 #[test]
@@ -178,6 +179,12 @@ fn a_shared_out_of_core_batch_answers_as_in_memory_and_reads_less_than_its_jobs_
             );
         }
     }
+    // The late job joined at a round after its time.
+    let cdlp = by_name["cdlp"];
+    assert!(
+        cdlp["ooc"]["joined_seconds"].as_f64().unwrap() >= 0.2,
+        "{cdlp}"
+    );
     let shared = ooc["shared"][0]["bytes_read"].as_u64().unwrap();
     assert!(
         shared < solo_bytes,
@@ -207,7 +214,7 @@ fn an_out_of_core_batch_refuses_what_does_not_apply_in_one_line() {
     std::fs::write(&jobs, "graph = \"g\"\n[[job]]\nalgorithm = \"wcc\"\n").unwrap();
     std::fs::write(
         &late,
-        "graph = \"g\"\n[[job]]\nalgorithm = \"wcc\"\nat = 1.5\n",
+        "graph = \"g\"\n[[job]]\nalgorithm = \"wcc\"\ndeadline_seconds = 1.5\n",
     )
     .unwrap();
     let (jobs, late) = (jobs.to_str().unwrap(), late.to_str().unwrap());
@@ -227,7 +234,7 @@ fn an_out_of_core_batch_refuses_what_does_not_apply_in_one_line() {
         ),
         (
             vec!["batch", late, "--executor", "ooc", "--memory", "64M"],
-            "'at'",
+            "'deadline_seconds'",
         ),
         (vec!["batch", jobs, "--memory", "64M"], "--executor ooc"),
         (

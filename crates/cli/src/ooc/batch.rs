@@ -2,9 +2,10 @@
 //! the file's jobs as engine drivers stepped together by
 //! `plexus_ooc::OocExecutor::run_shared`, one walk per superstep over the
 //! lists they need (each page read once for every job that needs it), the
-//! budget split across them (`plexus_ooc::plan::plan_shared`). Jobs on
-//! several graphs run as one shared batch per graph, one graph after
-//! another.
+//! budget split across them (`plexus_ooc::plan::plan_shared`). A job with
+//! `at` joins at the first round after its time (the batch's clock starts
+//! per graph). Jobs on several graphs run as one shared batch per graph, one
+//! graph after another.
 use std::path::Path;
 use std::time::Instant;
 
@@ -63,10 +64,10 @@ fn check_flags(a: &BatchArgs, planned: &[Planned], path: &str) -> anyhow::Result
         bail!("--executor ooc needs --memory SIZE (for example --memory 256M)");
     };
     for p in planned {
-        if p.at != 0.0 || p.spec.deadline.is_some() {
+        if p.spec.deadline.is_some() {
             bail!(
-                "{path}: job '{}': --executor ooc starts every job together and runs each to \
-                 its end: it takes no 'at' or 'deadline_seconds'",
+                "{path}: job '{}': --executor ooc runs every job to its end: it takes no \
+                 'deadline_seconds'",
                 p.spec.name
             );
         }
@@ -119,6 +120,7 @@ pub fn batch(ctx: &Ctx, a: &BatchArgs, path: &str, planned: Vec<Planned>) -> any
                 "name": planned[i].spec.name,
                 "algorithm": planned[i].spec.algorithm.name(),
                 "graph": graph,
+                "submitted_at_seconds": planned[i].at,
                 "state": "done",
                 "supersteps": r.supersteps,
                 "latency_seconds": r.seconds,
@@ -213,7 +215,7 @@ fn run_graph(
         let p = &planned[i];
         let job = make_job(&exec, &ids, p)
             .with_context(|| format!("{path}: job '{}' on '{graph}'", p.spec.name))?;
-        jobs.push(job);
+        jobs.push(job.joining_at(p.at));
     }
     let (results, report) =
         crate::run::with_progress("batch", ctx.quiet, || exec.run_shared(jobs))?;
