@@ -5,6 +5,15 @@
 #   GRAPHS="kron22 cnr-2000" bench/ooc.sh
 #   SCALE=20 TIMEOUT=120 bench/ooc.sh
 #   GRAPHS=kron22w ALGS=sssp bench/ooc.sh   # weighted kron22 (GAP weights 1..255)
+#   BATCH=16 GRAPHS=kron20 bench/ooc.sh     # shared batch: N/2 PageRank + N/2 BFS
+#
+# With BATCH=N the script runs, per graph, N jobs (N/2 PageRank with 10
+# Jacobi iterations at dampings 0.85, 0.84, ..., and N/2 BFS from the
+# sources in $SOURCES) once as one shared out-of-core batch (`plexus batch
+# --executor ooc`) and once one after another (`plexus run --executor ooc`
+# per job), every run cold under the same cap: the batch's least budget
+# (from its refusal) + 32 MiB for the process + 64 MiB, or CAP. It prints
+# bytes read and wall time of both and the throughput ratio.
 #
 # 1. Measures the disk under the data directory: sequential MB/s (dd with
 #    O_DIRECT over the graph file) and random 16 KiB reads per second (cold
@@ -130,8 +139,69 @@ EOF
     tail -1 "$RUNS" | python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print("  %s: rc %d, wall %.1f s, max usage %s, failcnt %s" % (r["label"], r["rc"], r["wall"], r["max_usage"], r["failcnt"]))'
 }
 
+# batch_mode G N: N jobs shared against one after another (see the header).
+batch_mode() {
+    local g=$1 n=$2
+    local jobs=$OUT/batch-$g.toml half=$((n / 2))
+    local sources=(${SOURCES:-0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15})
+    echo "graph = \"$g\"" > "$jobs"
+    local i solo=()
+    for ((i = 0; i < half; i++)); do
+        local d
+        d=$(python3 -c "print(f'{0.85 - 0.01 * $i:.2f}')")
+        printf '[[job]]\nname = "pr-%d"\nalgorithm = "pagerank"\ndamping = %s\niterations = 10\n' "$i" "$d" >> "$jobs"
+        solo+=("pagerank --damping $d --iterations 10")
+    done
+    for ((i = 0; i < n - half; i++)); do
+        local s=${sources[$((i % ${#sources[@]}))]}
+        printf '[[job]]\nname = "bfs-%d"\nalgorithm = "bfs"\nsource = %s\n' "$i" "$s" >> "$jobs"
+        solo+=("bfs --source $s")
+    done
+    local least
+    least=$("$BIN" -q batch "$jobs" --executor ooc --memory 1 2>&1 | sed -n 's/.*at least \([0-9]*\) bytes.*/\1/p' || true)
+    local reserve=$((32 << 20))
+    local cap=${CAP:-$((least + reserve + (64 << 20)))}
+    local mem=$((cap - reserve))
+    echo "-- $g: $n jobs, cap $cap bytes, --memory $mem (the batch's least: $least)"
+    run_capped "$g batch-$n shared" "$cap" -- "$BIN" -q batch "$jobs" --executor ooc --memory "$mem" --json
+    for ((i = 0; i < n; i++)); do
+        local alg=${solo[$i]%% *} args=${solo[$i]#* }
+        # shellcheck disable=SC2086
+        run_capped "$g batch-$n solo $i" "$cap" -- "$BIN" -q run "$alg" "$g" $args --executor ooc --memory "$mem" --json
+    done
+    python3 - "$RUNS" "$g batch-$n" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"label"' in l]
+pre = sys.argv[2]
+sh = [r for r in rows if r["label"] == pre + " shared"][-1]
+solo = [r for r in rows if r["label"].startswith(pre + " solo ")]
+s = sh["summary"] or {}
+sb = sum(x["bytes_read"] for x in s.get("shared", []))
+ob = sum(((r["summary"] or {}).get("ooc") or {}).get("bytes_read", 0) for r in solo)
+ow = sum(r["wall"] for r in solo)
+mib = lambda x: f"{x / 2**20:,.1f}" if x is not None else "–"
+print()
+print("| run | rc | wall s | read MiB | cgroup max MiB | failcnt |")
+print("|---|---|---|---|---|---|")
+print(f"| shared batch | {sh['rc']} | {sh['wall']:.1f} | {mib(sb)} | {mib(sh['max_usage'])} | {sh['failcnt']} |")
+mx = max((r["max_usage"] or 0) for r in solo) if solo else None
+fails = sum((r["failcnt"] or 0) for r in solo)
+rcs = max((r["rc"] for r in solo), default=0)
+print(f"| {len(solo)} solo runs, one after another | {rcs} | {ow:.1f} | {mib(ob)} | {mib(mx)} | {fails} |")
+for r in [sh] + solo:
+    if r["rc"] != 0:
+        print(f"  {r['label']}: exit {r['rc']}: {r['error']}")
+if sh["wall"] > 0 and sb > 0:
+    print(f"\nthroughput shared / one after another: {ow / sh['wall']:.2f}x; bytes read: {ob / sb:.2f}x fewer")
+EOF
+}
+
 for g in $GRAPHS; do
     ensure_graph "$g"
+    if [ -n "${BATCH:-}" ]; then
+        batch_mode "$g" "$BATCH"
+        continue
+    fi
     file=$DATA/$g/graph.plx
     stored=$(du -sb "$DATA/$g" | cut -f1)
     echo "== $g: stored $stored bytes"

@@ -102,6 +102,14 @@ pub struct BatchArgs {
     /// default cost model (docs/scheduler.md).
     #[arg(long)]
     pub no_profile: bool,
+    /// memory: the job manager (--mode S, C or M) over the graph in memory;
+    /// ooc: one shared out-of-core pass per superstep for all jobs, over
+    /// the stored graph under --memory (GraphM's order on PartitionedVC's
+    /// executor; docs/cli.md).
+    #[arg(long, default_value = "memory", value_parser = ["memory", "ooc"])]
+    pub executor: String,
+    #[command(flatten)]
+    pub ooc: crate::ooc::OocArgs,
     /// With --scheduler: schedule on this machine model (MACHINE.toml, as
     /// for `plexus simulate`) instead of the NUMA nodes in /sys, pinning
     /// each node's units to its `cpus` (default: the CPUs this process may
@@ -160,7 +168,7 @@ pub(crate) struct Planned {
     pub(crate) at: f64,
     /// A ppr job that names no tolerance: [`open_graphs`] sets it from the
     /// graph's size, as `plexus run ppr` does.
-    ppr_default_tolerance: bool,
+    pub(crate) ppr_default_tolerance: bool,
 }
 
 /// Opens every graph `planned` names, once, as one snapshot all its jobs
@@ -416,6 +424,12 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
     let path = a.jobs.display().to_string();
     let text = std::fs::read_to_string(&a.jobs).with_context(|| format!("cannot read {path}"))?;
     let mut planned = parse_jobs(&path, &text)?;
+    if a.executor == "ooc" {
+        return crate::ooc::batch(ctx, &a, &path, planned);
+    }
+    if a.ooc.memory.is_some() || a.ooc.io.is_some() {
+        bail!("--memory and --io apply to --executor ooc only");
+    }
     let llc = a
         .llc
         .as_deref()

@@ -11,13 +11,17 @@ use plexus_engine::algo;
 use plexus_engine::program::GraphView;
 use plexus_engine::registry::{Algorithm, ExecutorKind};
 use plexus_graph::store::GRAPH_FILE;
-use plexus_graph::{IdMap, VertexId};
+use plexus_graph::{Graph, IdMap, VertexId};
+use plexus_jobs::request::{Column, Outcome};
 use plexus_ooc::{IoMode, OocExecutor, OocOptions};
 use serde_json::{json, Map, Value};
 
 use crate::fmt::{secs, thousands};
 use crate::graph_cmds::Ctx;
 use crate::run::RunArgs;
+
+mod batch;
+pub use batch::batch;
 
 /// The options of the out-of-core executor.
 #[derive(Args, Debug, Clone, Default)]
@@ -53,31 +57,38 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Runs `a` on the out-of-core executor.
-pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
-    let entry = crate::run::driver_entry(a, "ooc")?;
-    if a.verify || a.out.is_some() || a.repeat > 1 || a.warmup > 0.0 {
-        bail!("--executor ooc does not take --verify, --out, --repeat or --warmup yet");
-    }
-    let Some(memory) = a.ooc.memory else {
-        bail!("--executor ooc needs --memory SIZE (for example --memory 256M)");
-    };
-    let dir = ctx.data.graph_dir(&a.graph);
+/// The stored file of graph `name`, refused when it does not exist or has
+/// committed transactions not yet compacted into it.
+pub(crate) fn graph_file(ctx: &Ctx, name: &str) -> anyhow::Result<std::path::PathBuf> {
+    let dir = ctx.data.graph_dir(name);
     let file = dir.join(GRAPH_FILE);
     if !file.exists() {
         bail!(
-            "no graph named '{}' in {} (see `plexus list`)",
-            a.graph,
+            "no graph named '{name}' in {} (see `plexus list`)",
             ctx.data.root().display()
         );
     }
     if std::fs::metadata(dir.join("wal.log")).is_ok_and(|m| m.len() > 16) {
         bail!(
-            "graph '{}' has committed transactions in wal.log; --executor ooc reads the base file \
-             only: run `plexus compact {}` first",
-            a.graph,
-            a.graph
+            "graph '{name}' has committed transactions in wal.log; --executor ooc reads the base \
+             file only: run `plexus compact {name}` first"
         );
+    }
+    Ok(file)
+}
+
+/// Runs `a` on the out-of-core executor.
+pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
+    let entry = crate::run::driver_entry(a, "ooc")?;
+    if a.repeat > 1 || a.warmup > 0.0 {
+        bail!("--executor ooc does not take --repeat or --warmup yet");
+    }
+    let Some(memory) = a.ooc.memory else {
+        bail!("--executor ooc needs --memory SIZE (for example --memory 256M)");
+    };
+    let file = graph_file(ctx, &a.graph)?;
+    if let Some(out) = &a.out {
+        crate::out::check(out, &["csv", "parquet"])?;
     }
     let io = match a.ooc.io.as_deref() {
         Some("full") => IoMode::Full,
@@ -108,28 +119,86 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
     if entry.algorithm == Algorithm::Sssp {
         exec.graph().prepare_weight_stats()?;
     }
+    // --verify checks the result with the engine's verifier over the mapped
+    // store (opened in O(1); its pages are read only by the check).
+    let mapped = a
+        .verify
+        .then(|| crate::live::open_latest(&ctx.data, &a.graph))
+        .transpose()?;
     let load = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let mut s = Map::new();
-    let iterations = crate::run::with_progress(entry.name, ctx.quiet, || {
-        execute(&exec, entry.algorithm, a, source, &mut s)
+    let done = crate::run::with_progress(entry.name, ctx.quiet, || {
+        execute(&exec, entry.algorithm, a, source, &mut s, mapped.as_ref())
     })?;
     let compute = t.elapsed().as_secs_f64();
     if let Some(e) = exec.take_fault() {
         return Err(e).context(format!("{} on '{}' out of core", entry.name, a.graph));
     }
-    report(ctx, a, entry.name, &exec, (load, compute), iterations, s)
+    if let Some(out) = &a.out {
+        // The output names vertices by external id: the store's id
+        // sections, read through a mapping.
+        let g = match mapped.as_ref() {
+            Some(g) => g,
+            None => &crate::live::open_latest(&ctx.data, &a.graph)?,
+        };
+        let o = Outcome {
+            columns: done.columns,
+            summary: Map::new(),
+            iterations: done.iterations,
+            verified: None,
+            compute_seconds: compute,
+        };
+        crate::run::write_csv(g, &o, out, false)?;
+    }
+    let verified = done.verified.clone();
+    report(
+        a,
+        entry.name,
+        &exec,
+        (load, compute),
+        done.iterations,
+        verified.as_ref(),
+        s,
+    )?;
+    if let Some(Err(e)) = verified {
+        bail!("{} on '{}': {e}", entry.name, a.graph);
+    }
+    Ok(())
 }
 
-/// Runs the algorithm's driver on `exec`; fills the summary `s` and
-/// returns the iteration count.
+/// What a run produced: its iteration count, per-vertex columns (internal
+/// ids, as the in-memory executor's) and, with `--verify`, the verdict.
+struct Done {
+    iterations: Option<usize>,
+    columns: Vec<(&'static str, Column)>,
+    verified: Option<Result<(), String>>,
+}
+
+impl Done {
+    fn new(
+        iterations: Option<usize>,
+        columns: Vec<(&'static str, Column)>,
+        verified: Option<Result<(), plexus_engine::VerifyError>>,
+    ) -> Self {
+        Done {
+            iterations,
+            columns,
+            verified: verified.map(|r| r.map_err(|e| e.to_string())),
+        }
+    }
+}
+
+/// Runs the algorithm's driver on `exec`; fills the summary `s`, and
+/// verifies the result on `check` (the mapped store) when given.
 fn execute(
     exec: &OocExecutor,
     algorithm: Algorithm,
     a: &RunArgs,
     source: VertexId,
     s: &mut Map<String, Value>,
-) -> anyhow::Result<Option<usize>> {
+    check: Option<&Graph>,
+) -> anyhow::Result<Done> {
     Ok(match algorithm {
         Algorithm::Bfs => {
             let cfg = algo::bfs::Config {
@@ -141,7 +210,12 @@ fn execute(
             let maxd = o.depth.iter().filter(|&&d| d != u32::MAX).max();
             s.insert("reached".into(), json!(reached));
             s.insert("max_depth".into(), json!(maxd.copied().unwrap_or(0)));
-            Some(o.iterations)
+            let v = check.map(|g| algo::bfs::verify(g, &cfg, &o));
+            let cols = vec![
+                ("depth", Column::Depth(o.depth)),
+                ("parent", Column::Vertex(o.parent)),
+            ];
+            Done::new(Some(o.iterations), cols, v)
         }
         Algorithm::Sssp => {
             let cfg = algo::sssp::Config {
@@ -152,13 +226,20 @@ fn execute(
             let fin = o.dist.iter().copied().filter(|d| d.is_finite());
             s.insert("reached".into(), json!(fin.clone().count()));
             s.insert("max_distance".into(), json!(fin.fold(0.0, f64::max)));
-            Some(o.iterations)
+            let v = check.map(|g| algo::sssp::verify(g, &cfg, &o));
+            let cols = vec![
+                ("distance", Column::Float(o.dist)),
+                ("parent", Column::Vertex(o.parent)),
+            ];
+            Done::new(Some(o.iterations), cols, v)
         }
-        Algorithm::PageRank | Algorithm::Ppr => pagerank(exec, algorithm, a, source, s)?,
+        Algorithm::PageRank | Algorithm::Ppr => pagerank(exec, algorithm, a, source, s, check)?,
         Algorithm::Wcc => {
-            let o = algo::wcc::run_on(exec, &algo::wcc::Config::default())?;
+            let cfg = algo::wcc::Config::default();
+            let o = algo::wcc::run_on(exec, &cfg)?;
             s.insert("components".into(), json!(o.count));
-            None
+            let v = check.map(|g| algo::wcc::verify(g, &cfg, &o));
+            Done::new(None, vec![("component", Column::Vertex(o.component))], v)
         }
         Algorithm::Cdlp => {
             let cfg = algo::cdlp::Config {
@@ -169,15 +250,35 @@ fn execute(
             labels.sort_unstable();
             labels.dedup();
             s.insert("communities".into(), json!(labels.len()));
-            Some(o.iterations)
+            let v = check.map(|g| algo::cdlp::verify(g, &cfg, &o));
+            Done::new(
+                Some(o.iterations),
+                vec![("label", Column::Natural(o.label))],
+                v,
+            )
         }
+        _ => others(exec, algorithm, a, s, check)?,
+    })
+}
+
+/// Colouring, MIS and k-core (see [`execute`]).
+fn others(
+    exec: &OocExecutor,
+    algorithm: Algorithm,
+    a: &RunArgs,
+    s: &mut Map<String, Value>,
+    check: Option<&Graph>,
+) -> anyhow::Result<Done> {
+    let ints = |x: &[u32]| Column::Int(x.iter().map(|&c| u64::from(c)).collect());
+    Ok(match algorithm {
         Algorithm::Coloring => {
             let cfg = algo::coloring::Config {
                 seed: a.seed.unwrap_or(algo::coloring::DEFAULT_SEED),
             };
             let o = algo::coloring::run_on(exec, &cfg)?;
             s.insert("colors".into(), json!(o.num_colors));
-            None
+            let v = check.map(|g| algo::coloring::verify(g, &cfg, &o));
+            Done::new(None, vec![("color", ints(&o.color))], v)
         }
         Algorithm::Mis => {
             let cfg = algo::mis::Config {
@@ -185,18 +286,23 @@ fn execute(
             };
             let o = algo::mis::run_on(exec, &cfg)?;
             s.insert("size".into(), json!(o.size));
-            None
+            let v = check.map(|g| algo::mis::verify(g, &cfg, &o));
+            Done::new(None, vec![("in_set", Column::Bool(o.in_set))], v)
         }
         Algorithm::Kcore => {
-            let o = algo::kcore::run_on(exec, &algo::kcore::Config { k: a.k })?;
+            let cfg = algo::kcore::Config { k: a.k };
+            let o = algo::kcore::run_on(exec, &cfg)?;
             s.insert("max_core".into(), json!(o.max_core));
+            let v = check.map(|g| algo::kcore::verify(g, &cfg, &o));
+            let mut cols = vec![("core", ints(&o.core))];
             if let Some(m) = o.in_k_core {
                 s.insert(
                     "k_core_size".into(),
                     json!(m.iter().filter(|&&b| b).count()),
                 );
+                cols.push(("in_k_core", Column::Bool(m)));
             }
-            None
+            Done::new(None, cols, v)
         }
         _ => bail!("--executor ooc does not run this algorithm"),
     })
@@ -210,7 +316,8 @@ fn pagerank(
     a: &RunArgs,
     source: VertexId,
     s: &mut Map<String, Value>,
-) -> anyhow::Result<Option<usize>> {
+    check: Option<&Graph>,
+) -> anyhow::Result<Done> {
     let n = exec.graph().num_vertices();
     let cfg = crate::run::driver_pagerank_config(a, algorithm == Algorithm::Ppr, n, source, "ooc")?;
     let o = algo::pagerank::run_on(exec, &cfg)?;
@@ -229,17 +336,23 @@ fn pagerank(
         .map(|&v| json!({"id": ids.external_string(v as u32), "value": o.rank[v]}))
         .collect();
     s.insert("top".into(), Value::Array(top));
-    Ok(Some(o.iterations))
+    let v = check.map(|g| algo::pagerank::verify(g, &cfg, &o));
+    Ok(Done::new(
+        Some(o.iterations),
+        vec![("rank", Column::Float(o.rank))],
+        v,
+    ))
 }
 
-/// Prints the summary and the executor's counters.
+/// Prints the summary and the executor's counters (on standard error when
+/// `--out -` writes the result to standard output).
 fn report(
-    _ctx: &Ctx,
     a: &RunArgs,
     name: &str,
     exec: &OocExecutor,
     (load, compute): (f64, f64),
     iterations: Option<usize>,
+    verified: Option<&Result<(), String>>,
     summary: Map<String, Value>,
 ) -> anyhow::Result<()> {
     let g = exec.graph();
@@ -258,8 +371,18 @@ fn report(
         obj.insert("iterations".into(), json!(iterations));
         obj.extend(summary);
         obj.insert("peak_rss_bytes".into(), json!(peak));
+        if let Some(v) = verified {
+            obj.insert("verified".into(), json!(v.is_ok()));
+            if let Err(e) = v {
+                obj.insert("verify_error".into(), json!(e));
+            }
+        }
+        if let Some(out) = &a.out {
+            obj.insert("out".into(), json!(out.display().to_string()));
+        }
         obj.insert("ooc".into(), serde_json::to_value(&r)?);
-        println!("{}", serde_json::to_string_pretty(&Value::Object(obj))?);
+        let text = serde_json::to_string_pretty(&Value::Object(obj))?;
+        print_summary(a, &text);
         return Ok(());
     }
     use std::fmt::Write as _;
@@ -293,6 +416,26 @@ fn report(
         plexus_ooc::human_bytes(r.log_bytes_read),
         peak.map_or_else(|| "unknown".into(), plexus_ooc::human_bytes),
     );
-    println!("{text}");
+    match verified {
+        Some(Ok(())) => text.push_str("\n  verified: yes"),
+        Some(Err(e)) => {
+            let _ = write!(text, "\n  verified: NO ({e})");
+        }
+        None => {}
+    }
+    if let Some(out) = &a.out {
+        let _ = write!(text, "\n  wrote {}", out.display());
+    }
+    print_summary(a, &text);
     Ok(())
+}
+
+/// Prints the summary: on standard error when `--out -` holds standard
+/// output.
+fn print_summary(a: &RunArgs, text: &str) {
+    if a.out.as_deref().is_some_and(crate::out::is_stdout) {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
 }

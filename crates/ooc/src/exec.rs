@@ -30,19 +30,20 @@ use std::time::Instant;
 
 use plexus_engine::edge_map::{Direction, Mode, DEFAULT_THRESHOLD_DIVISOR};
 use plexus_engine::program::{
-    deterministic_sum, Active, Executor, GraphView, InEdges, Modes, Step, StepOptions, Traversal,
-    VertexProgram, Vertices,
+    deterministic_sum, Executor, GraphView, Modes, Step, StepOptions, Traversal, VertexProgram,
+    Vertices,
 };
-use plexus_engine::subset::{bit, VertexSubset};
+use plexus_engine::subset::VertexSubset;
 use plexus_graph::VertexId;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{OocError, Result};
 use crate::file::{Side, StoredGraph};
-use crate::logs::{LogCounters, LogDir, Logs};
-use crate::plan::{fixed_plan, plan, Plan};
-use crate::reader::{Item, Walk};
+use crate::logs::{LogCounters, LogDir};
+use crate::plan::{fixed_plan, plan, plan_shared, Plan};
+use crate::reader::Walk;
+use crate::step::{DenseVisit, SparseVisit};
 
 /// Which pages a superstep reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -199,11 +200,28 @@ impl OocExecutor {
     /// intervals under `opts.memory`; refuses a budget too small for one
     /// interval before reading any adjacency.
     pub fn open(graph_file: &Path, opts: &OocOptions) -> Result<Self> {
+        Self::open_planned(graph_file, opts, |g| plan(g, opts.memory, opts.state_bytes))
+    }
+
+    /// Opens `graph_file` for a shared batch ([`OocExecutor::run_shared`])
+    /// of jobs whose algorithm states take `states` bytes each (their sum
+    /// and every job's logs count against `opts.memory`; see
+    /// [`crate::plan::plan_shared`]); `opts.state_bytes` is not used.
+    pub fn open_shared(graph_file: &Path, opts: &OocOptions, states: &[u64]) -> Result<Self> {
+        Self::open_planned(graph_file, opts, |g| plan_shared(g, opts.memory, states))
+    }
+
+    /// Opens `graph_file` with the plan `make` gives (or `opts.tuning`'s).
+    fn open_planned(
+        graph_file: &Path,
+        opts: &OocOptions,
+        make: impl FnOnce(&StoredGraph) -> Result<Plan>,
+    ) -> Result<Self> {
         let g = StoredGraph::open(graph_file)?;
         g.use_direct_io(opts.direct);
         let plan = match opts.tuning {
             Some((read, log, interval)) => fixed_plan(&g, read, log, interval),
-            None => plan(&g, opts.memory, opts.state_bytes)?,
+            None => make(&g)?,
         };
         let parent = match &opts.temp_parent {
             Some(p) => p.clone(),
@@ -292,19 +310,42 @@ impl OocExecutor {
 
     /// A walk over `sides`.
     fn walk<'a>(&'a self, sides: Vec<&'a Side>) -> Walk<'a> {
-        let cap_pages = Walk::cap_for(self.plan.read_bytes, sides.len(), self.weights);
+        self.walk_with(sides, self.weights)
+    }
+
+    /// A walk over `sides`, reading weights when `weights`.
+    pub(crate) fn walk_with<'a>(&'a self, sides: Vec<&'a Side>, weights: bool) -> Walk<'a> {
+        let weights = weights && self.g.meta().weighted;
+        let cap_pages = Walk::cap_for(self.plan.read_bytes, sides.len(), weights);
         Walk {
             g: &self.g,
             sides,
-            weights: self.weights,
+            weights,
             cap_pages,
         }
+    }
+
+    /// Which pages a superstep reads.
+    pub fn io_mode(&self) -> IoMode {
+        self.io
+    }
+
+    /// Adjacency pages, bytes, I/O nanoseconds and `pread` calls so far.
+    pub(crate) fn io_counters(&self) -> [u64; 4] {
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let io = &self.g.io;
+        [
+            get(&io.pages),
+            get(&io.bytes),
+            get(&io.nanos),
+            get(&io.reads),
+        ]
     }
 
     /// Ligra's rule on the view's degrees (as `edge_map::decide` does on a
     /// graph; a reverse step counts in-degrees, as the in-memory executor
     /// does on the reversed graph).
-    fn decide(&self, frontier: &VertexSubset, opts: &StepOptions, t: Traversal) -> Mode {
+    pub(crate) fn decide(&self, frontier: &VertexSubset, opts: &StepOptions, t: Traversal) -> Mode {
         match opts.direction {
             Direction::Push => Mode::Sparse,
             Direction::Pull => Mode::Dense,
@@ -340,57 +381,19 @@ impl OocExecutor {
         t: Traversal,
     ) -> Result<Vec<VertexId>> {
         let n = self.g.num_vertices();
-        let (fwd, bwd) = self.lists(t);
-        let sides = if t.symmetric {
-            vec![fwd, bwd]
-        } else {
-            vec![fwd]
-        };
-        let walk = self.walk(sides);
-        let k = self.plan.intervals();
-        let buffers = self.plan.log_bytes * (k as u64 + 1);
-        let mut logs = Logs::new(p, &self.dir, &self.logs, k, self.plan.log_bytes, buffers);
-        let mut err: Option<OocError> = None;
-        let mut cur: Option<(VertexId, Option<P::Msg>)> = None;
-        let bits = match self.io {
+        let walk = self.walk(self.sides(Mode::Sparse, t));
+        let only = match self.io {
             IoMode::Full => frontier.to_dense().as_bitmap().map(<[u64]>::to_vec),
             IoMode::Active => None,
         };
-        let mut visit = |items: &[Item<'_>]| {
-            for it in items {
-                if err.is_some() || bits.as_ref().is_some_and(|b| !bit(b, it.v)) {
-                    continue;
-                }
-                if cur.as_ref().map(|c| c.0) != Some(it.v) {
-                    cur = Some((it.v, p.sparse_signal(it.v)));
-                }
-                let Some((_, Some(m))) = &cur else { continue };
-                for (i, &d) in it.targets.iter().enumerate() {
-                    let w = it.weights.map_or(1.0, |ws| ws[i]);
-                    let msg = p.over_edge(m.clone(), w);
-                    if let Err(e) = logs.push(self.plan.interval_of(d), d, msg) {
-                        err = Some(e);
-                        return;
-                    }
-                }
-            }
-        };
+        let mut step = SparseVisit::new(p, &self.plan, &self.dir, &self.logs, only);
         match self.io {
-            IoMode::Active => walk.run(frontier.to_sorted_vec().into_iter(), &mut visit)?,
-            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
+            IoMode::Active => walk.run(frontier.to_sorted_vec().into_iter(), &mut |items| {
+                step.visit(items)
+            })?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut |items| step.visit(items))?,
         }
-        if let Some(e) = err {
-            return Err(e);
-        }
-        let mut out = Vec::new();
-        for i in 0..k {
-            logs.drain(i, &mut |v, m| {
-                if p.sparse_slot(v, m) {
-                    out.push(v);
-                }
-            })?;
-        }
-        Ok(out)
+        step.finish()
     }
 
     /// The pull step: read the gathered lists of the vertices whose `cond`
@@ -402,104 +405,42 @@ impl OocExecutor {
         t: Traversal,
     ) -> Result<Vec<VertexId>> {
         let n = self.g.num_vertices();
-        let bits = (frontier.len() != n).then(|| match frontier.as_bitmap() {
-            Some(w) => w.to_vec(),
-            None => frontier.to_dense().as_bitmap().unwrap_or(&[]).to_vec(),
-        });
-        let active = bits.as_deref().map_or(Active::All, Active::Bitmap);
-        let (fwd, bwd) = self.lists(t);
-        let sides = if t.symmetric {
-            vec![bwd, fwd]
-        } else {
-            vec![bwd]
-        };
-        let walk = self.walk(sides);
-        let mut out = Vec::new();
-        // The vertex being gathered: its id, whether it takes messages, and
-        // its signal so far.
-        let mut cur: Option<(VertexId, bool, Option<P::Msg>)> = None;
-        let finish = |c: Option<(VertexId, bool, Option<P::Msg>)>, out: &mut Vec<VertexId>| {
-            if let Some((v, true, Some(m))) = c {
-                if p.dense_slot(v, m) {
-                    out.push(v);
-                }
-            }
-        };
-        let mut visit = |items: &[Item<'_>]| {
-            if items.first().is_some_and(|it| !it.whole) {
-                // A piece of a list longer than the buffer: fold it into the
-                // vertex's signal so far (law 4).
-                for it in items {
-                    if cur.as_ref().map(|c| c.0) != Some(it.v) {
-                        finish(cur.take(), &mut out);
-                        cur = Some((it.v, p.cond(it.v), None));
-                    }
-                    let Some((_, ok, acc)) = cur.as_mut() else {
-                        return;
-                    };
-                    if !*ok || (it.side == 1 && !p.cond(it.v)) {
-                        continue;
-                    }
-                    let edges = InEdges::new(it.targets, it.weights, active);
-                    if let Some(m) = p.dense_signal(it.v, edges) {
-                        *acc = Some(match acc.take() {
-                            Some(a) => p.combine(a, m),
-                            None => m,
-                        });
-                    }
-                }
-                return;
-            }
-            finish(cur.take(), &mut out);
-            // Whole lists: each vertex on one thread, vertices in parallel.
-            let starts: Vec<usize> = (0..items.len())
-                .filter(|&i| i == 0 || items[i - 1].v != items[i].v)
-                .collect();
-            let woke: Vec<VertexId> = starts
-                .par_iter()
-                .enumerate()
-                .with_min_len(64)
-                .filter_map(|(k, &s)| {
-                    let e = starts.get(k + 1).copied().unwrap_or(items.len());
-                    dense_whole(p, &items[s..e], active)
-                })
-                .collect();
-            out.extend(woke);
-        };
+        let walk = self.walk(self.sides(Mode::Dense, t));
+        let mut step = DenseVisit::new(p, frontier_bits(frontier));
         match self.io {
-            IoMode::Active => walk.run((0..n as VertexId).filter(|&v| p.cond(v)), &mut visit)?,
-            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
+            IoMode::Active => walk
+                .run((0..n as VertexId).filter(|&v| p.cond(v)), &mut |items| {
+                    step.visit(items)
+                })?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut |items| step.visit(items))?,
         }
-        finish(cur.take(), &mut out);
-        Ok(out)
+        Ok(step.finish())
+    }
+
+    /// The lists a step in `mode` walks for traversal `t`, in the order
+    /// its visitor expects: sparse steps the pushed-along lists (then the
+    /// gathered ones when symmetric), dense steps the gathered lists (then
+    /// the pushed-along ones when symmetric).
+    pub(crate) fn sides(&self, mode: Mode, t: Traversal) -> Vec<&Side> {
+        let (fwd, bwd) = self.lists(t);
+        let (first, second) = match mode {
+            Mode::Sparse => (fwd, bwd),
+            Mode::Dense => (bwd, fwd),
+        };
+        if t.symmetric {
+            vec![first, second]
+        } else {
+            vec![first]
+        }
     }
 }
 
-/// The dense step of one vertex whose lists (one item per side) are all in
-/// the buffer: `cond`, the signals over each side combined, the slot.
-/// Returns the vertex when the slot activates it.
-fn dense_whole<P: VertexProgram>(
-    p: &P,
-    group: &[Item<'_>],
-    active: Active<'_>,
-) -> Option<VertexId> {
-    let v = group.first()?.v;
-    if !p.cond(v) {
-        return None;
-    }
-    let mut acc: Option<P::Msg> = None;
-    for it in group {
-        if it.side == 1 && !p.cond(v) {
-            continue;
-        }
-        if let Some(m) = p.dense_signal(v, InEdges::new(it.targets, it.weights, active)) {
-            acc = Some(match acc {
-                Some(a) => p.combine(a, m),
-                None => m,
-            });
-        }
-    }
-    p.dense_slot(v, acc?).then_some(v)
+/// The frontier as a bitmap, or `None` when it holds every vertex.
+pub(crate) fn frontier_bits(frontier: &VertexSubset) -> Option<Vec<u64>> {
+    (frontier.len() != frontier.num_vertices()).then(|| match frontier.as_bitmap() {
+        Some(w) => w.to_vec(),
+        None => frontier.to_dense().as_bitmap().unwrap_or(&[]).to_vec(),
+    })
 }
 
 impl Vertices for OocExecutor {

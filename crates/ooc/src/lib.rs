@@ -40,6 +40,8 @@ pub mod file;
 pub mod logs;
 pub mod plan;
 pub mod reader;
+pub mod shared;
+mod step;
 
 pub use error::{human_bytes, parse_size, OocError, Result};
 pub use exec::{state_bytes_per_vertex, IoMode, OocExecutor, OocOptions, Report, StepStats};

@@ -38,7 +38,8 @@ pub struct Plan {
     pub starts: Vec<VertexId>,
     /// Bytes of adjacency read buffers (all streams together).
     pub read_bytes: u64,
-    /// Bytes of one interval's message-log buffer.
+    /// Bytes of one interval's message-log buffer (of one job's logs, in a
+    /// shared plan).
     pub log_bytes: u64,
     /// Bytes of the fixed per-vertex arrays (offsets, bitmaps, the
     /// algorithm's state estimate).
@@ -57,7 +58,7 @@ impl Plan {
         self.starts.partition_point(|&s| s <= v).saturating_sub(1)
     }
 
-    /// Bytes the plan accounts for in all.
+    /// Bytes the plan accounts for in all (of one job's logs).
     pub fn total_bytes(&self) -> u64 {
         self.fixed_bytes + self.read_bytes + self.log_bytes * (self.intervals() as u64 + 1)
     }
@@ -74,14 +75,35 @@ pub fn fixed_bytes(g: &StoredGraph, state_bytes: u64) -> u64 {
 /// The plan for `g` under `memory` bytes with `state_bytes` of algorithm
 /// state, or [`OocError::BudgetTooSmall`] naming the least that fits.
 pub fn plan(g: &StoredGraph, memory: u64, state_bytes: u64) -> Result<Plan> {
-    let fixed = fixed_bytes(g, state_bytes);
+    plan_for(g, memory, fixed_bytes(g, state_bytes), 1)
+}
+
+/// The plan of a shared pass ([`crate::shared`]) of jobs whose algorithm
+/// states take `states` bytes each, under `memory` bytes for all of them:
+/// the offsets once; each job's state, frontier copies and message logs
+/// its own; one read buffer for all; one bitmap of the union of the jobs'
+/// lists. [`Plan::log_bytes`] is one job's interval buffer: the logs' half
+/// of what is left is split evenly across the jobs.
+pub fn plan_shared(g: &StoredGraph, memory: u64, states: &[u64]) -> Result<Plan> {
+    use plexus_engine::program::GraphView;
+    let n = g.num_vertices() as u64;
+    let per_job = 2 * n.div_ceil(64) * 8 + 8 * n;
+    let jobs = states.len().max(1) as u64;
+    let fixed =
+        g.resident_bytes() + n.div_ceil(64) * 8 + states.iter().map(|s| s + per_job).sum::<u64>();
+    plan_for(g, memory, fixed, jobs)
+}
+
+/// The plan with `fixed` bytes of per-vertex arrays and the log half split
+/// across `jobs`, or [`OocError::BudgetTooSmall`].
+fn plan_for(g: &StoredGraph, memory: u64, fixed: u64, jobs: u64) -> Result<Plan> {
     if let Some(p) = memory
         .checked_sub(fixed)
-        .and_then(|a| try_plan(g, a, fixed))
+        .and_then(|a| try_plan(g, a, fixed, jobs))
     {
         return Ok(p);
     }
-    let minimum = fixed + least_available(g, fixed);
+    let minimum = fixed + least_available(g, fixed, jobs);
     Err(OocError::BudgetTooSmall {
         budget: memory,
         minimum,
@@ -103,14 +125,14 @@ pub fn fixed_plan(g: &StoredGraph, read_bytes: u64, log_bytes: u64, interval_byt
 }
 
 /// The plan with `avail` bytes beyond the fixed arrays, if it fits.
-fn try_plan(g: &StoredGraph, avail: u64, fixed: u64) -> Option<Plan> {
+fn try_plan(g: &StoredGraph, avail: u64, fixed: u64, jobs: u64) -> Option<Plan> {
     let read_bytes = avail / 2;
     if read_bytes < MIN_READ {
         return None;
     }
     let starts = intervals(g, read_bytes / 2);
     let k = starts.len().saturating_sub(1) as u64;
-    let log_bytes = (avail - read_bytes) / 2 / (k + 1);
+    let log_bytes = (avail - read_bytes) / 2 / (k + 1) / jobs;
     (log_bytes >= MIN_LOG).then_some(Plan {
         starts,
         read_bytes,
@@ -121,9 +143,9 @@ fn try_plan(g: &StoredGraph, avail: u64, fixed: u64) -> Option<Plan> {
 
 /// The least `avail` for which [`try_plan`] succeeds (binary search; the
 /// plan only gets easier with more memory).
-fn least_available(g: &StoredGraph, fixed: u64) -> u64 {
+fn least_available(g: &StoredGraph, fixed: u64, jobs: u64) -> u64 {
     let (mut lo, mut hi) = (0u64, 2 * MIN_READ + 2 * MIN_LOG);
-    while try_plan(g, hi, fixed).is_none() {
+    while try_plan(g, hi, fixed, jobs).is_none() {
         lo = hi;
         hi = hi.saturating_mul(2);
         if hi == u64::MAX {
@@ -132,7 +154,7 @@ fn least_available(g: &StoredGraph, fixed: u64) -> u64 {
     }
     while hi - lo > 4096 {
         let mid = lo + (hi - lo) / 2;
-        if try_plan(g, mid, fixed).is_some() {
+        if try_plan(g, mid, fixed, jobs).is_some() {
             hi = mid;
         } else {
             lo = mid;
