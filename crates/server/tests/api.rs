@@ -837,3 +837,160 @@ fn sizes_parse() {
     assert!(plexus_server::parse_size("x").is_err());
     let _ = Arc::new(0);
 }
+
+/// Sends `head` (request line and headers, declaring a body longer than
+/// `pieces` hold) and then each piece after `pause`, over a raw socket
+/// (on a blocking thread); the response's status and body, read once the
+/// server answers.
+async fn slow_request(
+    addr: SocketAddr,
+    head: &str,
+    pieces: &[&[u8]],
+    pause: Duration,
+) -> (u16, String) {
+    let head = head.to_string();
+    let pieces: Vec<Vec<u8>> = pieces.iter().map(|p| p.to_vec()).collect();
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut sock = std::net::TcpStream::connect(addr).unwrap();
+        sock.set_read_timeout(Some(TIMEOUT)).unwrap();
+        sock.write_all(head.as_bytes()).unwrap();
+        for p in &pieces {
+            std::thread::sleep(pause);
+            // The server may have answered and closed already.
+            if sock.write_all(p).is_err() {
+                break;
+            }
+        }
+        let mut buf = Vec::new();
+        let _ = sock.read_to_end(&mut buf);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (status, body)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_over_the_memory_limit_gets_507_with_the_bytes() {
+    let s = start_with(|d| {
+        let mut c = ServerConfig::new(d.join("data"));
+        c.memory_limit_bytes = Some(10_000);
+        c
+    })
+    .await;
+    // PageRank on 3,000 vertices holds far more than 10,000 bytes.
+    for shared in [true, false] {
+        let (st, v) = s
+            .post(
+                "/api/jobs",
+                json!({"graph": "ring", "algorithm": "pagerank", "shared": shared}),
+            )
+            .await;
+        assert_eq!(st, StatusCode::INSUFFICIENT_STORAGE, "{v}");
+        let needed = v["needed_bytes"].as_u64().unwrap();
+        assert_eq!(v["available_bytes"], 10_000, "{v}");
+        assert!(needed > 10_000, "{v}");
+        let msg = v["error"].as_str().unwrap();
+        assert!(
+            msg.contains(&needed.to_string()) && msg.contains("10000"),
+            "{v}"
+        );
+    }
+    let (st, v) = s
+        .post(
+            "/api/estimate",
+            json!({"graph": "ring", "algorithm": "pagerank"}),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{v}");
+    assert_eq!(
+        (v["fits"].clone(), v["available_bytes"].clone()),
+        (json!(false), json!(10_000))
+    );
+    // Nothing was queued.
+    let (_, v) = s.get("/api/jobs").await;
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 0, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_bodies_and_uploads_get_408() {
+    let s = start_with(|d| {
+        let mut c = ServerConfig::new(d.join("data"));
+        c.request_timeout = Duration::from_secs(1);
+        c.read_timeout = Duration::from_millis(700);
+        c
+    })
+    .await;
+    let job = br#"{"graph": "ring", "algorithm": "wcc"}"#;
+    let head = |path: &str, len: usize| {
+        format!(
+            "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
+        )
+    };
+    // A JSON body trickling in, each piece within the read timeout: the
+    // request deadline (1 s) ends it.
+    let t = Instant::now();
+    let pieces: Vec<&[u8]> = job.chunks(4).collect();
+    let (st, body) = slow_request(
+        s.addr,
+        &head("/api/jobs", job.len()),
+        &pieces,
+        Duration::from_millis(300),
+    )
+    .await;
+    assert_eq!(st, 408, "{body}");
+    assert!(body.contains("did not arrive within 1 s"), "{body}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    // A JSON body stalled longer than the read timeout between pieces.
+    let (st, body) = slow_request(
+        s.addr,
+        &head("/api/jobs", job.len()),
+        &[&job[..5], &job[5..]],
+        Duration::from_millis(900),
+    )
+    .await;
+    assert_eq!(st, 408, "{body}");
+    // An upload stalled past the read timeout: 408, and nothing is imported.
+    let upload = format!(
+        "POST /api/graphs?name=slow&filename=g.el HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: 1000\r\nconnection: close\r\n\r\n"
+    );
+    let t = Instant::now();
+    let (st, body) = slow_request(
+        s.addr,
+        &upload,
+        &[b"0 1\n1 2\n", b"2 3\n"],
+        Duration::from_millis(1200),
+    )
+    .await;
+    assert_eq!(st, 408, "{body}");
+    assert!(body.contains("upload too slow"), "{body}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let (_, v) = s.get("/api/graphs").await;
+    assert!(!v.to_string().contains("\"slow\""), "{v}");
+    // An upload whose pieces keep coming is not bound by the request
+    // deadline: 1.5 s in all, each piece within the read timeout.
+    let body_text = b"0 1\n1 2\n2 3\n3 0\n";
+    let upload = format!(
+        "POST /api/graphs?name=steady&filename=g.el HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body_text.len()
+    );
+    let pieces: Vec<&[u8]> = body_text.chunks(4).collect();
+    let (st, body) = slow_request(s.addr, &upload, &pieces, Duration::from_millis(400)).await;
+    assert_eq!(st, 202, "{body}");
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(s.wait(id).await["state"], "done");
+    // Quick requests are untouched.
+    let id = s.submit(json!({"graph": "ring", "algorithm": "wcc"})).await;
+    assert_eq!(s.wait(id).await["state"], "done");
+    s.stop().await;
+}
