@@ -994,3 +994,93 @@ async fn slow_bodies_and_uploads_get_408() {
     assert_eq!(s.wait(id).await["state"], "done");
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduler_runs_every_clients_jobs_with_the_same_results() {
+    for policy in ["congra", "fifo"] {
+        let s = start_with(|d| {
+            let mut c = ServerConfig::new(d.join("data"));
+            // No CPU ids: the units' pools are not pinned.
+            let m = plexus_jobs::sched::Machine::model(1, 2, 10.0);
+            c.scheduler = Some(plexus_server::SchedulerConfig {
+                policy: policy.parse().unwrap(),
+                machine: m,
+            });
+            c
+        })
+        .await;
+        let g = ring(3000);
+        // Jobs from two clients, of several algorithms, queued together.
+        let mut ids = Vec::new();
+        for (i, (alg, params)) in [
+            ("pagerank", json!({"iterations": 15})),
+            ("bfs", json!({"source": "7"})),
+            ("wcc", json!({})),
+            ("pagerank", json!({"iterations": 15})),
+            ("sssp", json!({"source": "3"})),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let r = s
+                .req(reqwest::Method::POST, "/api/jobs")
+                .header("x-plexus-client", format!("client-{}", i % 2))
+                .json(&json!({"graph": "ring", "algorithm": alg, "params": params}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::ACCEPTED);
+            let v: Value = r.json().await.unwrap();
+            assert_eq!(v["route"], "scheduled", "{v}");
+            ids.push((v["id"].as_u64().unwrap(), alg));
+        }
+        // One cancelled (before or after its launch) ends cancelled.
+        let endless_id = s.submit(endless("ring")).await;
+        let (st, _) = s.delete(&format!("/api/jobs/{endless_id}")).await;
+        assert_eq!(st, StatusCode::OK);
+        assert_eq!(s.wait(endless_id).await["state"], "cancelled");
+        for (id, alg) in &ids {
+            let v = s.wait(*id).await;
+            assert_eq!(v["state"], "done", "{policy} {v}");
+            let (st, j) = s.get(&format!("/api/jobs/{id}/result")).await;
+            assert_eq!(st, StatusCode::OK);
+            let rows = j["rows"].as_array().unwrap();
+            assert_eq!(rows.len(), 3000);
+            let local = match *alg {
+                "pagerank" => run_locally(&g, "pagerank", &[("iterations", "15")]),
+                "bfs" => run_locally(&g, "bfs", &[("source", "7")]),
+                "sssp" => run_locally(&g, "sssp", &[("source", "3")]),
+                _ => run_locally(&g, "wcc", &[]),
+            };
+            match (&local[0].1, *alg) {
+                (Column::Float(x), "pagerank") => {
+                    for (v, row) in rows.iter().enumerate() {
+                        let got = row[1].as_f64().unwrap();
+                        assert!((got - x[v]).abs() <= 1e-9 * x[v].abs(), "{policy} {alg} {v}");
+                    }
+                }
+                (Column::Float(x), _) => {
+                    for (v, row) in rows.iter().enumerate() {
+                        assert_eq!(row[1].as_f64(), Some(x[v]), "{policy} {alg} {v}");
+                    }
+                }
+                (Column::Depth(d), _) => {
+                    for (v, row) in rows.iter().enumerate() {
+                        assert_eq!(row[1].as_u64(), Some(u64::from(d[v])), "{policy} {alg} {v}");
+                    }
+                }
+                (Column::Vertex(c), _) => {
+                    // Component labels: the same partition.
+                    for (v, row) in rows.iter().enumerate() {
+                        let same = rows[c[v] as usize][1] == row[1];
+                        assert!(same, "{policy} {alg} {v}");
+                    }
+                }
+                (c, _) => panic!("unexpected column {c:?}"),
+            }
+        }
+        let (_, m) = s.get("/api/health").await;
+        assert_eq!(m["status"], "ok");
+        s.stop().await;
+    }
+}
