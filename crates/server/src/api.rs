@@ -601,6 +601,12 @@ async fn metrics(State(st): St) -> Response {
         stats.peak_job_state_bytes,
     );
     gauge(
+        "plexus_graph_versions_mapped",
+        "Graph versions held by jobs, kept results or as the newest version.",
+        "gauge",
+        st.graphs.versions_mapped() as u64,
+    );
+    gauge(
         "plexus_scan_passes_total",
         "Shared-scan passes over the topology.",
         "counter",

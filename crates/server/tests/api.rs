@@ -1056,7 +1056,10 @@ async fn a_scheduler_runs_every_clients_jobs_with_the_same_results() {
                 (Column::Float(x), "pagerank") => {
                     for (v, row) in rows.iter().enumerate() {
                         let got = row[1].as_f64().unwrap();
-                        assert!((got - x[v]).abs() <= 1e-9 * x[v].abs(), "{policy} {alg} {v}");
+                        assert!(
+                            (got - x[v]).abs() <= 1e-9 * x[v].abs(),
+                            "{policy} {alg} {v}"
+                        );
                     }
                 }
                 (Column::Float(x), _) => {
@@ -1083,4 +1086,57 @@ async fn a_scheduler_runs_every_clients_jobs_with_the_same_results() {
         assert_eq!(m["status"], "ok");
         s.stop().await;
     }
+}
+
+/// The `plexus_graph_versions_mapped` gauge of `/metrics`.
+async fn versions_mapped(s: &Running) -> u64 {
+    let r = s
+        .req(reqwest::Method::GET, "/metrics")
+        .send()
+        .await
+        .unwrap();
+    let text = r.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("plexus_graph_versions_mapped "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no versions gauge in {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_is_released_once_no_job_or_result_holds_it() {
+    let s = start().await;
+    let a = s.submit(json!({"graph": "ring", "algorithm": "wcc"})).await;
+    let w = s
+        .submit(json!({"graph": "ring", "algorithm": "wcc", "shared": false}))
+        .await;
+    assert_eq!(s.wait(a).await["state"], "done");
+    assert_eq!(s.wait(w).await["state"], "done");
+    let (st, _) = s.get(&format!("/api/jobs/{a}/result")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(versions_mapped(&s).await, 1);
+    // A transaction makes version 1; a job runs on it.
+    let r = s
+        .req(reqwest::Method::POST, "/api/graphs/ring/tx")
+        .body("add-edge 1 2000 1.0\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let b = s.submit(json!({"graph": "ring", "algorithm": "wcc"})).await;
+    let v = s.wait(b).await;
+    assert_eq!(
+        (v["state"].as_str(), v["version"].as_u64()),
+        (Some("done"), Some(1))
+    );
+    // Version 0 is still held by the results of jobs a and w.
+    assert_eq!(versions_mapped(&s).await, 2);
+    let (st, _) = s.delete(&format!("/api/jobs/{a}")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(versions_mapped(&s).await, 2, "job w still holds version 0");
+    let (st, _) = s.delete(&format!("/api/jobs/{w}")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(versions_mapped(&s).await, 1, "version 0 is released");
+    let (st, _) = s.get(&format!("/api/jobs/{b}/result")).await;
+    assert_eq!(st, StatusCode::OK);
+    s.stop().await;
 }
