@@ -82,6 +82,8 @@ def main():
                     help="do not fetch or check results (throughput of submit + poll alone)")
     ap.add_argument("--check-every", type=int, default=1,
                     help="fetch and check the result of every K-th job only (K > 1 on big graphs)")
+    ap.add_argument("--poll", type=float, default=0.02,
+                    help="seconds between two status requests of a client (default 0.02)")
     ap.add_argument("--keep", action="store_true",
                     help="leave finished jobs on the server (default: each client forgets its job once read)")
     a = ap.parse_args()
@@ -123,7 +125,7 @@ def main():
                 v = json.loads(raw)
                 if v.get("state") in ("done", "failed", "cancelled"):
                     break
-                time.sleep(0.02)
+                time.sleep(a.poll)
             if v.get("state") != "done":
                 with lock:
                     errors.append(f"{jname}: job {jid} ended {v.get('state')}: {v.get('error')}")

@@ -959,13 +959,11 @@ async fn slow_bodies_and_uploads_get_408() {
     .await;
     assert_eq!(st, 408, "{body}");
     // An upload stalled past the read timeout: 408, and nothing is imported.
-    let upload = format!(
-        "POST /api/graphs?name=slow&filename=g.el HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: 1000\r\nconnection: close\r\n\r\n"
-    );
+    let upload = "POST /api/graphs?name=slow&filename=g.el HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: 1000\r\nconnection: close\r\n\r\n";
     let t = Instant::now();
     let (st, body) = slow_request(
         s.addr,
-        &upload,
+        upload,
         &[b"0 1\n1 2\n", b"2 3\n"],
         Duration::from_millis(1200),
     )
