@@ -7,13 +7,15 @@
 #
 #   bench/serve.sh GRAPH [--jobs 1000] [--clients 64] [--seed 1] [--threads T]
 #                        [--port 7979] [--data-dir DIR] [--debug] [--no-results]
-#                        [--check K] [--scheduler POLICY] [--poll SECONDS]
+#                        [--check K] [--scheduler POLICY] [--poll SECONDS] [--submit-all]
 #
 # --no-results: the clients only submit and poll (no result download or check).
 # --check K: download and check every K-th job's result only (big graphs:
 #   the checked jobs' batch results are written by a second, untimed batch).
 # --scheduler: the server runs its jobs through that scheduler.
 # --poll: seconds between a client's status requests (default 0.02).
+# --submit-all: each client submits all its jobs, then waits for them (open
+#   loop; default: a client submits its next job when the last has ended).
 # Each client forgets its job once it has read it (the server keeps results
 # in memory until then). The timed batch writes no files.
 #
@@ -22,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 graph=""; jobs=1000; clients=64; seed=1; threads=0; port=7979; profile=release; extra=()
-check=1; sched=(); poll=0.02
+check=1; sched=(); poll=0.02; loop=()
 data=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
         --no-results) extra=(--no-results); shift ;;
         --check) check="$2"; shift 2 ;;
         --poll) poll="$2"; shift 2 ;;
+        --submit-all) loop=(--submit-all); shift ;;
         --scheduler) sched=(--scheduler "$2"); shift 2 ;;
         -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -80,7 +83,7 @@ for _ in $(seq 1 100); do
 done
 status=0
 python3 bench/serve_load.py --url "http://127.0.0.1:$port" --jobs "$out/jobs.toml" \
-    --batch-dir "$out/batch" --clients "$clients" --check-every "$check" --poll "$poll" "${extra[@]}" --json > "$out/load.json" || status=$?
+    --batch-dir "$out/batch" --clients "$clients" --check-every "$check" --poll "$poll" "${loop[@]}" "${extra[@]}" --json > "$out/load.json" || status=$?
 kill -TERM $server; wait $server || true
 trap - EXIT
 

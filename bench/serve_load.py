@@ -84,6 +84,8 @@ def main():
                     help="fetch and check the result of every K-th job only (K > 1 on big graphs)")
     ap.add_argument("--poll", type=float, default=0.02,
                     help="seconds between two status requests of a client (default 0.02)")
+    ap.add_argument("--submit-all", action="store_true",
+                    help="each client submits all its jobs before waiting for any (open loop; default: one at a time)")
     ap.add_argument("--keep", action="store_true",
                     help="leave finished jobs on the server (default: each client forgets its job once read)")
     a = ap.parse_args()
@@ -97,48 +99,66 @@ def main():
             sys.exit(f"error: no server answers at {a.url}")
         time.sleep(0.1)
 
+    def submit(i, name):
+        jname, body = jobs[i]
+        while True:
+            st, raw = request(a.url + "/api/jobs", "POST", body, token, name)
+            if st != 429 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if st != 202:
+            with lock:
+                errors.append(f"{jname}: submit {st} {raw[:200]!r}")
+            return None
+        jid = json.loads(raw)["id"]
+        with lock:
+            ids.append(jid)
+        return jid
+
+    def finish(i, jid, name):
+        jname, body = jobs[i]
+        v = {}
+        while time.monotonic() < deadline:
+            t = time.perf_counter()
+            st, raw = request(f"{a.url}/api/jobs/{jid}", token=token, client=name)
+            dt = time.perf_counter() - t
+            with lock:
+                latencies.append(dt)
+            if st != 200:
+                v = {"state": "lost", "error": raw[:200]}
+                break
+            v = json.loads(raw)
+            if v.get("state") in ("done", "failed", "cancelled"):
+                break
+            time.sleep(a.poll)
+        if v.get("state") != "done":
+            with lock:
+                errors.append(f"{jname}: job {jid} ended {v.get('state')}: {v.get('error')}")
+            return
+        got = None
+        if not a.no_results and i % max(1, a.check_every) == 0:
+            st, raw = request(f"{a.url}/api/jobs/{jid}/result?format=csv", token=token, client=name)
+            got = (body["algorithm"], raw.decode())
+        if not a.keep:
+            # A client that has what it wants forgets the job (and its result).
+            request(f"{a.url}/api/jobs/{jid}", "DELETE", token=token, client=name)
+        with lock:
+            results[jname] = got
+
     def client(c):
         name = f"client-{c}"
-        for i in range(c, len(jobs), a.clients):
-            jname, body = jobs[i]
-            while True:
-                st, raw = request(a.url + "/api/jobs", "POST", body, token, name)
-                if st != 429 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
-            if st != 202:
-                with lock:
-                    errors.append(f"{jname}: submit {st} {raw[:200]!r}")
-                continue
-            jid = json.loads(raw)["id"]
-            with lock:
-                ids.append(jid)
-            while time.monotonic() < deadline:
-                t = time.perf_counter()
-                st, raw = request(f"{a.url}/api/jobs/{jid}", token=token, client=name)
-                dt = time.perf_counter() - t
-                with lock:
-                    latencies.append(dt)
-                if st != 200:
-                    v = {"state": "lost", "error": raw[:200]}
-                    break
-                v = json.loads(raw)
-                if v.get("state") in ("done", "failed", "cancelled"):
-                    break
-                time.sleep(a.poll)
-            if v.get("state") != "done":
-                with lock:
-                    errors.append(f"{jname}: job {jid} ended {v.get('state')}: {v.get('error')}")
-                continue
-            got = None
-            if not a.no_results and i % max(1, a.check_every) == 0:
-                st, raw = request(f"{a.url}/api/jobs/{jid}/result?format=csv", token=token, client=name)
-                got = (body["algorithm"], raw.decode())
-            if not a.keep:
-                # A client that has what it wants forgets the job (and its result).
-                request(f"{a.url}/api/jobs/{jid}", "DELETE", token=token, client=name)
-            with lock:
-                results[jname] = got
+        mine = range(c, len(jobs), a.clients)
+        if a.submit_all:
+            # Open loop: every job of this client first, then their ends.
+            subs = [(i, submit(i, name)) for i in mine]
+            for i, jid in subs:
+                if jid is not None:
+                    finish(i, jid, name)
+            return
+        for i in mine:
+            jid = submit(i, name)
+            if jid is not None:
+                finish(i, jid, name)
 
     start = time.perf_counter()
     threads = [threading.Thread(target=client, args=(c,)) for c in range(a.clients)]
