@@ -80,6 +80,14 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--no-results", action="store_true",
                     help="do not fetch or check results (throughput of submit + poll alone)")
+    ap.add_argument("--check-every", type=int, default=1,
+                    help="fetch and check the result of every K-th job only (K > 1 on big graphs)")
+    ap.add_argument("--poll", type=float, default=0.02,
+                    help="seconds between two status requests of a client (default 0.02)")
+    ap.add_argument("--submit-all", action="store_true",
+                    help="each client submits all its jobs before waiting for any (open loop; default: one at a time)")
+    ap.add_argument("--keep", action="store_true",
+                    help="leave finished jobs on the server (default: each client forgets its job once read)")
     a = ap.parse_args()
     token = open(a.token_file).read().split("\n")[0].strip() if a.token_file else None
     jobs = job_bodies(a.jobs)
@@ -91,46 +99,66 @@ def main():
             sys.exit(f"error: no server answers at {a.url}")
         time.sleep(0.1)
 
+    def submit(i, name):
+        jname, body = jobs[i]
+        while True:
+            st, raw = request(a.url + "/api/jobs", "POST", body, token, name)
+            if st != 429 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if st != 202:
+            with lock:
+                errors.append(f"{jname}: submit {st} {raw[:200]!r}")
+            return None
+        jid = json.loads(raw)["id"]
+        with lock:
+            ids.append(jid)
+        return jid
+
+    def finish(i, jid, name):
+        jname, body = jobs[i]
+        v = {}
+        while time.monotonic() < deadline:
+            t = time.perf_counter()
+            st, raw = request(f"{a.url}/api/jobs/{jid}", token=token, client=name)
+            dt = time.perf_counter() - t
+            with lock:
+                latencies.append(dt)
+            if st != 200:
+                v = {"state": "lost", "error": raw[:200]}
+                break
+            v = json.loads(raw)
+            if v.get("state") in ("done", "failed", "cancelled"):
+                break
+            time.sleep(a.poll)
+        if v.get("state") != "done":
+            with lock:
+                errors.append(f"{jname}: job {jid} ended {v.get('state')}: {v.get('error')}")
+            return
+        got = None
+        if not a.no_results and i % max(1, a.check_every) == 0:
+            st, raw = request(f"{a.url}/api/jobs/{jid}/result?format=csv", token=token, client=name)
+            got = (body["algorithm"], raw.decode())
+        if not a.keep:
+            # A client that has what it wants forgets the job (and its result).
+            request(f"{a.url}/api/jobs/{jid}", "DELETE", token=token, client=name)
+        with lock:
+            results[jname] = got
+
     def client(c):
         name = f"client-{c}"
-        for i in range(c, len(jobs), a.clients):
-            jname, body = jobs[i]
-            while True:
-                st, raw = request(a.url + "/api/jobs", "POST", body, token, name)
-                if st != 429 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
-            if st != 202:
-                with lock:
-                    errors.append(f"{jname}: submit {st} {raw[:200]!r}")
-                continue
-            jid = json.loads(raw)["id"]
-            with lock:
-                ids.append(jid)
-            while time.monotonic() < deadline:
-                t = time.perf_counter()
-                st, raw = request(f"{a.url}/api/jobs/{jid}", token=token, client=name)
-                dt = time.perf_counter() - t
-                with lock:
-                    latencies.append(dt)
-                if st != 200:
-                    v = {"state": "lost", "error": raw[:200]}
-                    break
-                v = json.loads(raw)
-                if v.get("state") in ("done", "failed", "cancelled"):
-                    break
-                time.sleep(0.02)
-            if v.get("state") != "done":
-                with lock:
-                    errors.append(f"{jname}: job {jid} ended {v.get('state')}: {v.get('error')}")
-                continue
-            if a.no_results:
-                with lock:
-                    results[jname] = None
-                continue
-            st, raw = request(f"{a.url}/api/jobs/{jid}/result?format=csv", token=token, client=name)
-            with lock:
-                results[jname] = (body["algorithm"], raw.decode())
+        mine = range(c, len(jobs), a.clients)
+        if a.submit_all:
+            # Open loop: every job of this client first, then their ends.
+            subs = [(i, submit(i, name)) for i in mine]
+            for i, jid in subs:
+                if jid is not None:
+                    finish(i, jid, name)
+            return
+        for i in mine:
+            jid = submit(i, name)
+            if jid is not None:
+                finish(i, jid, name)
 
     start = time.perf_counter()
     threads = [threading.Thread(target=client, args=(c,)) for c in range(a.clients)]
@@ -156,7 +184,8 @@ def main():
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")
     report = {
         "jobs": len(jobs), "clients": a.clients, "accepted": len(ids), "unique_ids": len(set(ids)),
-        "done": len(results), "mismatched": mismatched, "wall_seconds": wall,
+        "done": len(results), "checked": sum(1 for g in results.values() if g is not None),
+        "mismatched": mismatched, "wall_seconds": wall,
         "jobs_per_second": len(results) / wall if wall > 0 else 0.0,
         "status_gets": len(latencies), "status_p50_ms": pick(0.50) * 1e3, "status_p99_ms": pick(0.99) * 1e3,
         "errors": errors[:20],

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use plexus_server::{parse_size, read_token, Server, ServerConfig};
+use plexus_jobs::sched::Policy;
+use plexus_server::{parse_size, read_token, SchedulerConfig, Server, ServerConfig};
 
 use crate::graph_cmds::Ctx;
 
@@ -36,6 +37,23 @@ pub struct ServeArgs {
     /// Seconds running jobs may go on after SIGTERM before they are cancelled.
     #[arg(long, default_value_t = 60.0)]
     pub grace: f64,
+    /// Memory the jobs' per-vertex state may use (K, M, G suffixes); a job
+    /// that needs more is refused with 507. Default: the memory available.
+    #[arg(long, value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
+    /// Seconds a request may take to its response's headers (408 when its
+    /// body had not arrived by then, else 503; uploads excepted).
+    #[arg(long, default_value_t = 120.0)]
+    pub request_timeout: f64,
+    /// Seconds between two pieces of an upload or a request body (408 past it).
+    #[arg(long, default_value_t = 30.0)]
+    pub read_timeout: f64,
+    /// Run the managed jobs of every client through this scheduler (fifo,
+    /// all, congra, congra-fixed, ...; as `plexus batch --scheduler`):
+    /// it decides when each job starts, with how many threads, and which
+    /// share a scan. Default: one shared-scan job manager.
+    #[arg(long)]
+    pub scheduler: Option<Policy>,
     /// Worker threads for algorithms the shared job manager does not run.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
@@ -59,10 +77,14 @@ pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
     cfg.limits.total = a.max_queued.max(1);
     cfg.threads = threads;
     cfg.workers = a.workers.max(1);
-    if !(a.grace >= 0.0 && a.grace.is_finite()) {
-        anyhow::bail!("--grace must be a number of seconds >= 0, got {}", a.grace);
-    }
-    cfg.grace = Duration::from_secs_f64(a.grace);
+    cfg.grace = seconds("--grace", a.grace, 0.0)?;
+    cfg.request_timeout = seconds("--request-timeout", a.request_timeout, 1e-3)?;
+    cfg.read_timeout = seconds("--read-timeout", a.read_timeout, 1e-3)?;
+    cfg.memory_limit_bytes = a.memory_limit;
+    cfg.scheduler = a.scheduler.map(|policy| SchedulerConfig {
+        policy,
+        machine: crate::profile::this_machine(ctx, threads),
+    });
     keep_serving_after_panics();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -81,6 +103,14 @@ pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
         eprintln!("plexus serve: stopped");
         Ok(())
     })
+}
+
+/// A duration option in seconds, at least `least`.
+fn seconds(option: &str, s: f64, least: f64) -> anyhow::Result<Duration> {
+    if !(s >= least && s.is_finite() && s < 1e9) {
+        anyhow::bail!("{option} must be a number of seconds >= {least}, got {s}");
+    }
+    Ok(Duration::from_secs_f64(s))
 }
 
 /// Replaces the CLI's panic hook (which ends the process) for the server's

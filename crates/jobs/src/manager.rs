@@ -17,7 +17,7 @@
 //! group's other jobs as tasks of their own, from scratch.
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 
 use plexus_graph::Graph;
@@ -164,11 +164,51 @@ struct Inner {
     queue: Mutex<Queue>,
     wake: Condvar,
     counters: ScanCounters,
+    /// Jobs not yet ended, and ended ones whose handle is still held
+    /// (pruned at each submission and statistics call, so a long-lived manager keeps neither
+    /// forgotten jobs nor, through them, their snapshots).
     all: Mutex<Vec<Arc<JobShared>>>,
     next_id: AtomicU64,
     ledger: Arc<StateLedger>,
-    snapshots: Mutex<Vec<Arc<Snapshot>>>,
+    /// The snapshots jobs ran on, not pinned (a version is released once
+    /// no job or result holds it), each with its topology bytes.
+    snapshots: Mutex<Vec<(Weak<Snapshot>, u64)>>,
+    /// Topology bytes of the released snapshots jobs ran on.
+    released_bytes: AtomicU64,
     table_info: Mutex<(u64, u64)>,
+}
+
+impl Inner {
+    /// Records that a job runs on `snap`, without pinning it; forgets the
+    /// released ones (their bytes still count in the statistics).
+    /// Forgets ended jobs nobody holds a handle of (nothing can ask about
+    /// them any more), and with them their results and snapshots.
+    fn prune(&self) {
+        lock(&self.all).retain(|j| Arc::strong_count(j) > 1 || !j.status().state.is_terminal());
+    }
+
+    fn note_snapshot(&self, snap: &Arc<Snapshot>) {
+        let mut snaps = lock(&self.snapshots);
+        snaps.retain(|(w, bytes)| {
+            let alive = w.strong_count() > 0;
+            if !alive {
+                self.released_bytes.fetch_add(*bytes, Ordering::Relaxed);
+            }
+            alive
+        });
+        let known = snaps
+            .iter()
+            .any(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(snap)));
+        if !known {
+            snaps.push((Arc::downgrade(snap), snap.graph().topology_bytes()));
+        }
+    }
+
+    /// Topology bytes of every snapshot jobs ran on, each counted once.
+    fn topology_bytes(&self) -> u64 {
+        let live: u64 = lock(&self.snapshots).iter().map(|(_, b)| b).sum();
+        live + self.released_bytes.load(Ordering::Relaxed)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -205,6 +245,7 @@ impl JobManager {
             next_id: AtomicU64::new(1),
             ledger: Arc::default(),
             snapshots: Mutex::new(Vec::new()),
+            released_bytes: AtomicU64::new(0),
             table_info: Mutex::new((0, 0)),
         });
         let mgr = JobManager {
@@ -298,13 +339,9 @@ impl JobManager {
             resolved,
             Arc::clone(&self.inner.ledger),
         ));
+        self.inner.prune();
         lock(&self.inner.all).push(Arc::clone(&job));
-        {
-            let mut snaps = lock(&self.inner.snapshots);
-            if !snaps.iter().any(|s| Arc::ptr_eq(s, &snapshot)) {
-                snaps.push(snapshot);
-            }
-        }
+        self.inner.note_snapshot(&snapshot);
         if ok {
             match self.inner.cfg.mode {
                 ExecMode::Independent => {
@@ -330,8 +367,11 @@ impl JobManager {
         Ok(JobHandle { shared: job })
     }
 
-    /// Status of every job submitted, in submission order.
+    /// Status of every job submitted, in submission order (an ended job is
+    /// left out once its every handle has been dropped and another job
+    /// submitted).
     pub fn statuses(&self) -> Vec<JobStatus> {
+        self.inner.prune();
         lock(&self.inner.all).iter().map(|j| j.status()).collect()
     }
 
@@ -346,14 +386,12 @@ impl JobManager {
     /// Figures so far.
     pub fn stats(&self) -> ManagerStats {
         let inner = &self.inner;
+        inner.prune();
         let c = &inner.counters;
         let (chunks, target) = *lock(&inner.table_info);
         ManagerStats {
             topology_bytes_read: c.topology_bytes_read.load(Ordering::Relaxed),
-            topology_bytes: lock(&inner.snapshots)
-                .iter()
-                .map(|s| s.graph().topology_bytes())
-                .sum(),
+            topology_bytes: inner.topology_bytes(),
             job_state_bytes: inner.state_now(),
             peak_job_state_bytes: inner.ledger.peak(),
             passes: c.passes.load(Ordering::Relaxed),

@@ -1015,3 +1015,54 @@ fn tasks_whose_state_outgrows_the_cache_scan_apart_with_equal_results() {
         read[1]
     );
 }
+
+#[test]
+fn a_version_is_released_once_no_job_or_result_holds_it() {
+    for mode in [
+        ExecMode::Shared,
+        ExecMode::Sequential,
+        ExecMode::Independent,
+    ] {
+        let cat = Catalog::new();
+        let ring = |n: u32| {
+            let e: Vec<(u32, u32)> = (0..n).map(|v| (v, (v + 1) % n)).collect();
+            Graph::from_edges(n as usize, &e, &BuildOptions::undirected()).unwrap()
+        };
+        let v1 = cat.publish("g", ring(500));
+        let v1_bytes = v1.graph().topology_bytes();
+        let weak = Arc::downgrade(&v1);
+        let mgr = manager(mode);
+        let hs: Vec<JobHandle> = [Algorithm::Wcc, Algorithm::pagerank(0.85)]
+            .into_iter()
+            .map(|a| mgr.submit(Arc::clone(&v1), JobSpec::new("j", a)).unwrap())
+            .collect();
+        drop(v1);
+        for h in &hs {
+            h.wait(None);
+        }
+        let out = hs[0].take_result().unwrap();
+        drop(hs);
+        assert!(
+            weak.upgrade().is_some(),
+            "{mode:?}: a result taken refers to its version"
+        );
+        drop(out);
+        // Version 2 is published and a job runs on it.
+        let v2 = cat.publish("g", ring(600));
+        let h = mgr
+            .submit(Arc::clone(&v2), JobSpec::new("k", Algorithm::Wcc))
+            .unwrap();
+        h.wait(None);
+        assert!(weak.upgrade().is_none(), "{mode:?}: version 1 is released");
+        assert_eq!(
+            mgr.statuses().len(),
+            1,
+            "{mode:?}: forgotten jobs are left out"
+        );
+        assert_eq!(
+            mgr.stats().topology_bytes,
+            v1_bytes + v2.graph().topology_bytes(),
+            "{mode:?}: every version jobs ran on still counts once"
+        );
+    }
+}

@@ -2,10 +2,11 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
@@ -23,6 +24,7 @@ use crate::error::ApiError;
 use crate::graphs::Graphs;
 use crate::jobs::{self, Jobs};
 use crate::results::Format;
+use crate::sched::Sched;
 use crate::{submit, ServeError, ServerConfig};
 
 /// What every handler shares.
@@ -36,6 +38,8 @@ pub struct AppState {
     pub grace: Duration,
     /// Most time to a response's headers.
     pub request_timeout: Duration,
+    /// The jobs' memory budget (`None`: `MemAvailable`).
+    pub memory_limit: Option<u64>,
     pub started: std::time::Instant,
 }
 
@@ -45,10 +49,27 @@ impl AppState {
         let graphs = Graphs::open(DataDir::new(&cfg.data), &cfg.import_roots)?;
         let mgr = JobManager::new(ManagerConfig {
             mode: ExecMode::Shared,
-            threads: cfg.threads,
+            // With a scheduler the runner's units run the managed jobs.
+            threads: if cfg.scheduler.is_some() {
+                1
+            } else {
+                cfg.threads
+            },
+            memory_limit_bytes: cfg.memory_limit_bytes,
             ..Default::default()
         })?;
-        let jobs = Jobs::new(mgr, cfg.workers, cfg.limits).map_err(|e| ServeError::Io {
+        let sched = match &cfg.scheduler {
+            Some(sc) => {
+                Some(
+                    Sched::start(sc, cfg.memory_limit_bytes).map_err(|e| ServeError::Io {
+                        what: "starting the scheduler".into(),
+                        source: e,
+                    })?,
+                )
+            }
+            None => None,
+        };
+        let jobs = Jobs::new(mgr, sched, cfg.workers, cfg.limits).map_err(|e| ServeError::Io {
             what: "starting workers".into(),
             source: std::io::Error::other(e.message),
         })?;
@@ -61,8 +82,18 @@ impl AppState {
             read_timeout: cfg.read_timeout,
             grace: cfg.grace,
             request_timeout: cfg.request_timeout,
+            memory_limit: cfg.memory_limit_bytes,
             started: std::time::Instant::now(),
         })
+    }
+}
+
+impl AppState {
+    /// Bytes jobs' state may use now: the configured budget, else
+    /// `MemAvailable` (`None` where unknown).
+    pub fn available_bytes(&self) -> Option<u64> {
+        self.memory_limit
+            .or_else(plexus_jobs::memory::available_bytes)
     }
 }
 
@@ -117,14 +148,34 @@ async fn auth(State(st): St, req: Request, next: Next) -> Response {
 }
 
 /// Bounds the time to a response's headers (a streamed body, an event
-/// stream or a download, goes on after them): 503 past it.
+/// stream or a download, goes on after them): past it, 408 when the
+/// request's body had not all arrived (a slow client), else 503 (a slow
+/// server).
 async fn deadline(State(st): St, req: Request, next: Next) -> Response {
     // Uploads are bounded per piece (`read_timeout`), not in total.
     if req.method() == axum::http::Method::POST && req.uri().path() == "/api/graphs" {
         return next.run(req).await;
     }
+    let (parts, body) = req.into_parts();
+    let received = Arc::new(AtomicBool::new(body.size_hint().exact() == Some(0)));
+    let flag = Arc::clone(&received);
+    // The body as it arrives, then a marker that it ended.
+    let end = stream::once(async move {
+        flag.store(true, Ordering::Relaxed);
+    })
+    .filter_map(|_| async { None::<Result<Bytes, axum::Error>> });
+    let body = Body::from_stream(body.into_data_stream().chain(end));
+    let req = Request::from_parts(parts, body);
     match tokio::time::timeout(st.request_timeout, next.run(req)).await {
         Ok(r) => r,
+        Err(_) if !received.load(Ordering::Relaxed) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request's body did not arrive within {} s (--request-timeout)",
+                st.request_timeout.as_secs_f64()
+            ),
+        )
+        .into_response(),
         Err(_) => ApiError::unavailable(format!(
             "the request took longer than {} s; retry later",
             st.request_timeout.as_secs_f64()
@@ -507,7 +558,13 @@ impl std::io::Write for ChannelWriter {
 async fn metrics(State(st): St) -> Response {
     let all = st.jobs.all();
     let counts = jobs::counts_by_state(&all);
-    let stats = st.jobs.manager().stats();
+    let mut stats = st.jobs.manager().stats();
+    if let Some(s) = st.jobs.scheduler() {
+        let r = s.stats();
+        stats.passes += r.passes;
+        stats.topology_bytes_read += r.topology_bytes_read;
+        stats.peak_job_state_bytes = stats.peak_job_state_bytes.max(r.peak_unit_state_bytes);
+    }
     let worker_bytes: u64 = all
         .iter()
         .filter(|r| r.route != "shared" && !r.state().is_terminal())
@@ -542,6 +599,12 @@ async fn metrics(State(st): St) -> Response {
         "Peak bytes of job state in the shared manager.",
         "gauge",
         stats.peak_job_state_bytes,
+    );
+    gauge(
+        "plexus_graph_versions_mapped",
+        "Graph versions held by jobs, kept results or as the newest version.",
+        "gauge",
+        st.graphs.versions_mapped() as u64,
     );
     gauge(
         "plexus_scan_passes_total",

@@ -14,6 +14,9 @@ pub struct ApiError {
     pub status: StatusCode,
     /// One line saying what is wrong (never holds the token).
     pub message: String,
+    /// Numbers sent beside the message (507: `needed_bytes`,
+    /// `available_bytes`).
+    pub figures: Vec<(&'static str, u64)>,
 }
 
 impl ApiError {
@@ -22,7 +25,19 @@ impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         let message: String = message.into();
         let message = message.replace(['\n', '\r'], " ");
-        ApiError { status, message }
+        ApiError {
+            status,
+            message,
+            figures: Vec::new(),
+        }
+    }
+
+    /// 507: a job's state cannot fit in the memory the jobs may use; the
+    /// body also carries `needed_bytes` and `available_bytes`.
+    pub fn wont_fit(message: impl Into<String>, needed: u64, available: u64) -> Self {
+        let mut e = Self::new(StatusCode::INSUFFICIENT_STORAGE, message);
+        e.figures = vec![("needed_bytes", needed), ("available_bytes", available)];
+        e
     }
 
     /// 400: a malformed request or a bad parameter.
@@ -64,7 +79,12 @@ impl std::fmt::Display for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Json(serde_json::json!({ "error": self.message }));
+        let mut m = serde_json::Map::new();
+        m.insert("error".into(), self.message.into());
+        for (k, v) in self.figures {
+            m.insert(k.into(), v.into());
+        }
+        let body = Json(serde_json::Value::Object(m));
         (self.status, body).into_response()
     }
 }

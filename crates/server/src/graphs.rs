@@ -31,6 +31,9 @@ pub struct Graphs {
     lock: Mutex<Option<WriterLock>>,
     open: Mutex<HashMap<String, Arc<Served>>>,
     import_roots: Vec<PathBuf>,
+    /// Every version handed to jobs, not pinned: a version stays mapped
+    /// while a job, a kept result or the newest pin holds it.
+    versions: Mutex<Vec<std::sync::Weak<JobSnapshot>>>,
 }
 
 fn store_err(e: StoreError) -> ApiError {
@@ -84,6 +87,7 @@ impl Graphs {
             lock: Mutex::new(Some(lock)),
             open: Mutex::new(HashMap::new()),
             import_roots: roots,
+            versions: Mutex::new(Vec::new()),
         })
     }
 
@@ -140,7 +144,18 @@ impl Graphs {
             Arc::unwrap_or_clone(g),
         ));
         *pinned = Some(Arc::clone(&p));
+        let mut vs = lock(&self.versions);
+        vs.retain(|w| w.strong_count() > 0);
+        vs.push(Arc::downgrade(&p));
         Ok(p)
+    }
+
+    /// Graph versions still mapped (held by a job, a kept result or as
+    /// the newest version of a graph served).
+    pub fn versions_mapped(&self) -> usize {
+        let mut vs = lock(&self.versions);
+        vs.retain(|w| w.strong_count() > 0);
+        vs.len()
     }
 
     /// `GET /api/graphs`: every stored graph with its counts, size and version.

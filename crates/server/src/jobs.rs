@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::error::ApiError;
 use crate::results::ResultTable;
+use crate::sched::{Sched, Slot};
 
 /// Rows in a finished job's top-k digest.
 pub const DIGEST_ROWS: usize = 10;
@@ -96,6 +97,7 @@ pub struct Worker {
 
 enum Backend {
     Managed(JobHandle),
+    Scheduled(Arc<Slot>),
     Worker(Arc<Worker>),
 }
 
@@ -155,26 +157,72 @@ impl JobRecord {
     pub fn state(&self) -> JobState {
         match &self.backend {
             Backend::Managed(h) => h.status().state,
+            Backend::Scheduled(s) => match (s.status(), s.ended()) {
+                (Some(st), _) => st.state,
+                (None, Some((state, ..))) => state,
+                (None, None) => JobState::Queued,
+            },
             Backend::Worker(w) => lock(&w.life).state.unwrap_or(JobState::Queued),
+        }
+    }
+
+    /// Seconds from submission to the launch of a scheduled job (0 for
+    /// the others).
+    fn launch_delay(&self) -> f64 {
+        match &self.backend {
+            Backend::Scheduled(s) => s.launched_at().map_or(0.0, |t| {
+                t.saturating_duration_since(self.submitted).as_secs_f64()
+            }),
+            _ => 0.0,
+        }
+    }
+
+    /// How a scheduled job ended without a launch (refused, withdrawn).
+    fn unlaunched_end(&self) -> Option<(JobState, String, Instant)> {
+        match &self.backend {
+            Backend::Scheduled(s) => s.ended(),
+            _ => None,
+        }
+    }
+
+    /// The job manager's handle of a managed job (a scheduled one once
+    /// launched).
+    fn handle(&self) -> Option<JobHandle> {
+        match &self.backend {
+            Backend::Managed(h) => Some(h.clone()),
+            Backend::Scheduled(s) => s.handle(),
+            Backend::Worker(_) => None,
         }
     }
 
     /// Status and progress now.
     pub fn view(&self) -> JobView {
         let o = lock(&self.outcome);
+        let managed = self.handle().map(|h| h.status());
         let (state, superstep, active, bytes, error, ended) = match &self.backend {
-            Backend::Managed(h) => {
-                let s = h.status();
-                let ended = s.latency_seconds;
-                (
-                    s.state,
-                    s.superstep,
-                    s.active_vertices,
-                    s.state_bytes,
-                    s.error,
-                    ended,
-                )
-            }
+            Backend::Managed(_) | Backend::Scheduled(_) => match (managed, self.unlaunched_end()) {
+                (Some(s), _) => {
+                    // A scheduled job's latency counts from its launch.
+                    let ended = s.latency_seconds.map(|l| l + self.launch_delay());
+                    (
+                        s.state,
+                        s.superstep,
+                        s.active_vertices,
+                        s.state_bytes,
+                        s.error,
+                        ended,
+                    )
+                }
+                (None, Some((state, why, at))) => (
+                    state,
+                    0,
+                    0,
+                    0,
+                    Some(why),
+                    Some((at - self.submitted).as_secs_f64()),
+                ),
+                (None, None) => (JobState::Queued, 0, 0, 0, None, None),
+            },
             Backend::Worker(w) => {
                 let l = lock(&w.life);
                 (
@@ -214,6 +262,7 @@ impl JobRecord {
     pub fn cancel(&self) {
         match &self.backend {
             Backend::Managed(h) => h.cancel(),
+            Backend::Scheduled(s) => s.cancel(),
             Backend::Worker(w) => {
                 w.watch.cancel.store(true, Ordering::Relaxed);
                 let mut l = lock(&w.life);
@@ -234,7 +283,14 @@ impl JobRecord {
         if o.collected {
             return;
         }
-        let Backend::Managed(h) = &self.backend else {
+        if matches!(self.backend, Backend::Worker(_)) {
+            return;
+        }
+        if self.unlaunched_end().is_some() {
+            o.collected = true;
+            return;
+        }
+        let Some(h) = self.handle() else {
             return;
         };
         match h.status().state {
@@ -287,6 +343,20 @@ impl JobRecord {
     pub fn wait(&self, timeout: Duration) -> JobState {
         match &self.backend {
             Backend::Managed(h) => h.wait(Some(timeout)),
+            Backend::Scheduled(_) => {
+                let start = Instant::now();
+                loop {
+                    let left = timeout.saturating_sub(start.elapsed());
+                    if let Some(h) = self.handle() {
+                        return h.wait(Some(left));
+                    }
+                    let s = self.state();
+                    if s.is_terminal() || left.is_zero() {
+                        return s;
+                    }
+                    std::thread::sleep(left.min(Duration::from_millis(5)));
+                }
+            }
             Backend::Worker(w) => {
                 let start = Instant::now();
                 let mut l = lock(&w.life);
@@ -337,6 +407,8 @@ struct Task {
 /// The job table, the shared manager and the worker threads.
 pub struct Jobs {
     mgr: JobManager,
+    /// `--scheduler`: managed jobs go through this runner instead of `mgr`.
+    sched: Option<Sched>,
     table: Mutex<BTreeMap<u64, Arc<JobRecord>>>,
     next_id: AtomicU64,
     queue: Mutex<Option<mpsc::Sender<Task>>>,
@@ -350,12 +422,14 @@ impl Jobs {
     /// manager does not run.
     pub fn new(
         mgr: JobManager,
+        sched: Option<Sched>,
         workers: usize,
         limits: QueueLimits,
     ) -> Result<Arc<Jobs>, ApiError> {
         let (tx, rx) = mpsc::channel::<Task>();
         let jobs = Arc::new(Jobs {
             mgr,
+            sched,
             table: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(1),
             queue: Mutex::new(Some(tx)),
@@ -384,6 +458,11 @@ impl Jobs {
     /// The shared job manager.
     pub fn manager(&self) -> &JobManager {
         &self.mgr
+    }
+
+    /// The scheduler, with `--scheduler`.
+    pub fn scheduler(&self) -> Option<&Sched> {
+        self.sched.as_ref()
     }
 
     /// Refuses a new job when the server is stopping or a queue limit is
@@ -447,18 +526,32 @@ impl Jobs {
         }
     }
 
-    /// Submits a managed job (`spec` already built from a resolved request).
+    /// Submits a managed job (`spec` already built from a resolved
+    /// request): to the scheduler with `--scheduler` (`cost` is what it
+    /// plans with), else to the shared manager.
     pub fn submit_managed(
         &self,
         new: NewJob,
         snapshot: Arc<plexus_jobs::Snapshot>,
         mut spec: plexus_jobs::JobSpec,
+        cost: plexus_jobs::sched::Cost,
     ) -> Result<Arc<JobRecord>, ApiError> {
         spec.deadline = new.deadline;
-        let handle = self.mgr.submit(snapshot, spec).map_err(|e| match e {
-            JobError::WontFit { .. } => {
-                ApiError::new(axum::http::StatusCode::INSUFFICIENT_STORAGE, e.to_string())
+        if let Some(sched) = &self.sched {
+            let slot = Arc::new(Slot::default());
+            let record = self.record(new, "scheduled", Backend::Scheduled(Arc::clone(&slot)));
+            if !sched.arrive(Arc::clone(&slot), snapshot, spec, cost) {
+                slot.end(JobState::Cancelled, "the server is shutting down".into());
+                return Err(ApiError::unavailable(
+                    "the server is shutting down and takes no new jobs",
+                ));
             }
+            return Ok(record);
+        }
+        let handle = self.mgr.submit(snapshot, spec).map_err(|e| match e {
+            JobError::WontFit {
+                needed, available, ..
+            } => ApiError::wont_fit(e.to_string(), needed, available),
             JobError::Shutdown => ApiError::unavailable(e.to_string()),
             other => ApiError::bad_request(other.to_string()),
         })?;
@@ -547,6 +640,9 @@ impl Jobs {
             r.wait(Duration::from_secs(5));
         }
         lock(&self.queue).take();
+        if let Some(s) = &self.sched {
+            s.stop();
+        }
         self.mgr.shutdown();
         let hs: Vec<JoinHandle<()>> = std::mem::take(&mut *lock(&self.threads));
         for h in hs {
@@ -667,7 +763,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        Jobs::new(mgr, 1, QueueLimits::default()).unwrap()
+        Jobs::new(mgr, None, 1, QueueLimits::default()).unwrap()
     }
 
     fn new_job() -> NewJob {

@@ -13,6 +13,7 @@
 //! * [`graphs`]: the served graphs (live, under the writer lock).
 //! * [`params`]: JSON parameters as the library's `RunRequest`.
 //! * [`results`]: result tables and their streamed formats.
+//! * [`sched`]: `--scheduler`, managed jobs through one CongraPlus runner.
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,10 +25,12 @@ pub mod graphs;
 pub mod jobs;
 pub mod params;
 pub mod results;
+pub mod sched;
 mod submit;
 
 pub use error::{ApiError, ServeError};
 pub use jobs::QueueLimits;
+pub use sched::SchedulerConfig;
 
 /// How the server runs.
 #[derive(Clone, Debug)]
@@ -58,9 +61,16 @@ pub struct ServerConfig {
     /// Most seconds between two pieces of an upload (slow-client
     /// protection) and of a JSON body.
     pub read_timeout: Duration,
-    /// Most time from a request to its response's headers (503 past it);
-    /// uploads are bounded by `read_timeout` per piece instead.
+    /// Most time from a request to its response's headers: 408 when its
+    /// body had not all arrived by then, else 503; uploads are bounded by
+    /// `read_timeout` per piece instead.
     pub request_timeout: Duration,
+    /// Memory the jobs' per-vertex state may use, in bytes (a job that
+    /// needs more is refused with 507); `None`: `MemAvailable`.
+    pub memory_limit_bytes: Option<u64>,
+    /// Run managed jobs through this scheduler (`--scheduler`) instead of
+    /// one shared-scan manager.
+    pub scheduler: Option<SchedulerConfig>,
 }
 
 impl ServerConfig {
@@ -80,6 +90,8 @@ impl ServerConfig {
             grace: Duration::from_secs(60),
             read_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(120),
+            memory_limit_bytes: None,
+            scheduler: None,
         }
     }
 }

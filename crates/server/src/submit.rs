@@ -14,7 +14,8 @@ use plexus_graph::import::{CsvOptions, IdType, NoProgress};
 use plexus_graph::{Graph, ImportOptions, Provenance};
 use plexus_jobs::request::{self, RunRequest};
 use plexus_jobs::sched::profile::{self, ProfileStatus};
-use plexus_jobs::{memory, JobSpec};
+use plexus_jobs::sched::Cost;
+use plexus_jobs::{Algorithm, JobSpec};
 use serde_json::{json, Map, Value};
 
 use crate::api::AppState;
@@ -131,16 +132,32 @@ pub fn job(
         deadline: c.body.deadline,
     };
     if let Some(alg) = c.managed {
+        let g = c.snapshot.graph();
+        let (cost, _) = cost_of(st, &c.body.graph, g, &alg);
+        if st.jobs.scheduler().is_some() {
+            // The runner's units check again at launch; a job that can
+            // never fit is refused now, as the shared manager refuses it.
+            let needed = plexus_jobs::spec::estimate_state_bytes(g, &alg)
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            if let Some(available) = st.available_bytes().filter(|a| needed > *a) {
+                return Err(ApiError::wont_fit(
+                    format!("job '{}-{}' needs {needed} bytes of per-vertex state but only {available} bytes are available", c.resolved.algorithm, c.body.graph),
+                    needed,
+                    available,
+                ));
+            }
+        }
         let spec = JobSpec::new(format!("{}-{}", c.resolved.algorithm, c.body.graph), alg);
-        return st.jobs.submit_managed(new, c.snapshot, spec);
+        return st.jobs.submit_managed(new, c.snapshot, spec, cost);
     }
     let g = c.snapshot.graph();
     let needed = worker_bytes(g, &c.resolved);
-    if let Some(available) = memory::available_bytes() {
+    if let Some(available) = st.available_bytes() {
         if needed > available {
-            return Err(ApiError::new(
-                StatusCode::INSUFFICIENT_STORAGE,
+            return Err(ApiError::wont_fit(
                 format!("the job needs about {needed} bytes of per-vertex state but only {available} bytes are available"),
+                needed,
+                available,
             ));
         }
     }
@@ -168,35 +185,45 @@ pub fn job(
     st.jobs.submit_work(new, "worker", needed, work)
 }
 
+/// A managed job's cost model: from the graph's `plexus profile` when it
+/// is fresh, else the default cost model; and which it is.
+fn cost_of(st: &AppState, name: &str, g: &Graph, alg: &Algorithm) -> (Cost, &'static str) {
+    let dir = st.graphs.data().graph_dir(name);
+    let fresh = profile::graph_version(&dir.join(plexus_graph::store::GRAPH_FILE))
+        .ok()
+        .and_then(
+            |v| match profile::load(&dir.join(profile::PROFILE_FILE), &v) {
+                ProfileStatus::Fresh(p) => p.cost_of(alg),
+                _ => None,
+            },
+        );
+    match fresh {
+        Some(cost) => (cost, "profile"),
+        None => (
+            profile::default_cost(g, alg),
+            "default cost model (no fresh `plexus profile`)",
+        ),
+    }
+}
+
 /// Handles `POST /api/estimate`: the bytes a job would hold and a time
 /// estimate (from the graph's `plexus profile` when fresh, else the
 /// default cost model), before running it.
 pub fn estimate(st: &AppState, m: &Map<String, Value>) -> Result<Value, ApiError> {
     let c = check(st, m)?;
     let g = c.snapshot.graph();
-    let available = memory::available_bytes();
-    let threads = st.jobs.manager().threads().max(1) as f64;
+    let available = st.available_bytes();
+    let threads = match st.jobs.scheduler() {
+        Some(s) => s.cores(),
+        None => st.jobs.manager().threads(),
+    }
+    .max(1) as f64;
     let (bytes, seconds, source) = match &c.managed {
         Some(alg) => {
             let bytes = plexus_jobs::spec::estimate_state_bytes(g, alg)
                 .map_err(|e| ApiError::bad_request(e.to_string()))?;
-            let dir = st.graphs.data().graph_dir(&c.body.graph);
-            let fresh = profile::graph_version(&dir.join(plexus_graph::store::GRAPH_FILE))
-                .ok()
-                .and_then(
-                    |v| match profile::load(&dir.join(profile::PROFILE_FILE), &v) {
-                        ProfileStatus::Fresh(p) => p.cost_of(alg),
-                        _ => None,
-                    },
-                );
-            match fresh {
-                Some(cost) => (bytes, Some(cost.seconds(threads)), "profile"),
-                None => (
-                    bytes,
-                    Some(profile::default_cost(g, alg).seconds(threads)),
-                    "default cost model (no fresh `plexus profile`)",
-                ),
-            }
+            let (cost, source) = cost_of(st, &c.body.graph, g, alg);
+            (bytes, Some(cost.seconds(threads)), source)
         }
         None => (
             worker_bytes(g, &c.resolved),

@@ -837,3 +837,304 @@ fn sizes_parse() {
     assert!(plexus_server::parse_size("x").is_err());
     let _ = Arc::new(0);
 }
+
+/// Sends `head` (request line and headers, declaring a body longer than
+/// `pieces` hold) and then each piece after `pause`, over a raw socket
+/// (on a blocking thread); the response's status and body, read once the
+/// server answers.
+async fn slow_request(
+    addr: SocketAddr,
+    head: &str,
+    pieces: &[&[u8]],
+    pause: Duration,
+) -> (u16, String) {
+    let head = head.to_string();
+    let pieces: Vec<Vec<u8>> = pieces.iter().map(|p| p.to_vec()).collect();
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut sock = std::net::TcpStream::connect(addr).unwrap();
+        sock.set_read_timeout(Some(TIMEOUT)).unwrap();
+        sock.write_all(head.as_bytes()).unwrap();
+        for p in &pieces {
+            std::thread::sleep(pause);
+            // The server may have answered and closed already.
+            if sock.write_all(p).is_err() {
+                break;
+            }
+        }
+        let mut buf = Vec::new();
+        let _ = sock.read_to_end(&mut buf);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (status, body)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_over_the_memory_limit_gets_507_with_the_bytes() {
+    let s = start_with(|d| {
+        let mut c = ServerConfig::new(d.join("data"));
+        c.memory_limit_bytes = Some(10_000);
+        c
+    })
+    .await;
+    // PageRank on 3,000 vertices holds far more than 10,000 bytes.
+    for shared in [true, false] {
+        let (st, v) = s
+            .post(
+                "/api/jobs",
+                json!({"graph": "ring", "algorithm": "pagerank", "shared": shared}),
+            )
+            .await;
+        assert_eq!(st, StatusCode::INSUFFICIENT_STORAGE, "{v}");
+        let needed = v["needed_bytes"].as_u64().unwrap();
+        assert_eq!(v["available_bytes"], 10_000, "{v}");
+        assert!(needed > 10_000, "{v}");
+        let msg = v["error"].as_str().unwrap();
+        assert!(
+            msg.contains(&needed.to_string()) && msg.contains("10000"),
+            "{v}"
+        );
+    }
+    let (st, v) = s
+        .post(
+            "/api/estimate",
+            json!({"graph": "ring", "algorithm": "pagerank"}),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{v}");
+    assert_eq!(
+        (v["fits"].clone(), v["available_bytes"].clone()),
+        (json!(false), json!(10_000))
+    );
+    // Nothing was queued.
+    let (_, v) = s.get("/api/jobs").await;
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 0, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_bodies_and_uploads_get_408() {
+    let s = start_with(|d| {
+        let mut c = ServerConfig::new(d.join("data"));
+        c.request_timeout = Duration::from_secs(1);
+        c.read_timeout = Duration::from_millis(700);
+        c
+    })
+    .await;
+    let job = br#"{"graph": "ring", "algorithm": "wcc"}"#;
+    let head = |path: &str, len: usize| {
+        format!(
+            "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
+        )
+    };
+    // A JSON body trickling in, each piece within the read timeout: the
+    // request deadline (1 s) ends it.
+    let t = Instant::now();
+    let pieces: Vec<&[u8]> = job.chunks(4).collect();
+    let (st, body) = slow_request(
+        s.addr,
+        &head("/api/jobs", job.len()),
+        &pieces,
+        Duration::from_millis(300),
+    )
+    .await;
+    assert_eq!(st, 408, "{body}");
+    assert!(body.contains("did not arrive within 1 s"), "{body}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    // A JSON body stalled longer than the read timeout between pieces.
+    let (st, body) = slow_request(
+        s.addr,
+        &head("/api/jobs", job.len()),
+        &[&job[..5], &job[5..]],
+        Duration::from_millis(900),
+    )
+    .await;
+    assert_eq!(st, 408, "{body}");
+    // An upload stalled past the read timeout: 408, and nothing is imported.
+    let upload = "POST /api/graphs?name=slow&filename=g.el HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: 1000\r\nconnection: close\r\n\r\n";
+    let t = Instant::now();
+    let (st, body) = slow_request(
+        s.addr,
+        upload,
+        &[b"0 1\n1 2\n", b"2 3\n"],
+        Duration::from_millis(1200),
+    )
+    .await;
+    assert_eq!(st, 408, "{body}");
+    assert!(body.contains("upload too slow"), "{body}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let (_, v) = s.get("/api/graphs").await;
+    assert!(!v.to_string().contains("\"slow\""), "{v}");
+    // An upload whose pieces keep coming is not bound by the request
+    // deadline: 1.5 s in all, each piece within the read timeout.
+    let body_text = b"0 1\n1 2\n2 3\n3 0\n";
+    let upload = format!(
+        "POST /api/graphs?name=steady&filename=g.el HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body_text.len()
+    );
+    let pieces: Vec<&[u8]> = body_text.chunks(4).collect();
+    let (st, body) = slow_request(s.addr, &upload, &pieces, Duration::from_millis(400)).await;
+    assert_eq!(st, 202, "{body}");
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(s.wait(id).await["state"], "done");
+    // Quick requests are untouched.
+    let id = s.submit(json!({"graph": "ring", "algorithm": "wcc"})).await;
+    assert_eq!(s.wait(id).await["state"], "done");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduler_runs_every_clients_jobs_with_the_same_results() {
+    for policy in ["congra", "fifo"] {
+        let s = start_with(|d| {
+            let mut c = ServerConfig::new(d.join("data"));
+            // No CPU ids: the units' pools are not pinned.
+            let m = plexus_jobs::sched::Machine::model(1, 2, 10.0);
+            c.scheduler = Some(plexus_server::SchedulerConfig {
+                policy: policy.parse().unwrap(),
+                machine: m,
+            });
+            c
+        })
+        .await;
+        let g = ring(3000);
+        // Jobs from two clients, of several algorithms, queued together.
+        let mut ids = Vec::new();
+        for (i, (alg, params)) in [
+            ("pagerank", json!({"iterations": 15})),
+            ("bfs", json!({"source": "7"})),
+            ("wcc", json!({})),
+            ("pagerank", json!({"iterations": 15})),
+            ("sssp", json!({"source": "3"})),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let r = s
+                .req(reqwest::Method::POST, "/api/jobs")
+                .header("x-plexus-client", format!("client-{}", i % 2))
+                .json(&json!({"graph": "ring", "algorithm": alg, "params": params}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::ACCEPTED);
+            let v: Value = r.json().await.unwrap();
+            assert_eq!(v["route"], "scheduled", "{v}");
+            ids.push((v["id"].as_u64().unwrap(), alg));
+        }
+        // One cancelled (before or after its launch) ends cancelled.
+        let endless_id = s.submit(endless("ring")).await;
+        let (st, _) = s.delete(&format!("/api/jobs/{endless_id}")).await;
+        assert_eq!(st, StatusCode::OK);
+        assert_eq!(s.wait(endless_id).await["state"], "cancelled");
+        for (id, alg) in &ids {
+            let v = s.wait(*id).await;
+            assert_eq!(v["state"], "done", "{policy} {v}");
+            let (st, j) = s.get(&format!("/api/jobs/{id}/result")).await;
+            assert_eq!(st, StatusCode::OK);
+            let rows = j["rows"].as_array().unwrap();
+            assert_eq!(rows.len(), 3000);
+            let local = match *alg {
+                "pagerank" => run_locally(&g, "pagerank", &[("iterations", "15")]),
+                "bfs" => run_locally(&g, "bfs", &[("source", "7")]),
+                "sssp" => run_locally(&g, "sssp", &[("source", "3")]),
+                _ => run_locally(&g, "wcc", &[]),
+            };
+            match (&local[0].1, *alg) {
+                (Column::Float(x), "pagerank") => {
+                    for (v, row) in rows.iter().enumerate() {
+                        let got = row[1].as_f64().unwrap();
+                        assert!(
+                            (got - x[v]).abs() <= 1e-9 * x[v].abs(),
+                            "{policy} {alg} {v}"
+                        );
+                    }
+                }
+                (Column::Float(x), _) => {
+                    for (v, row) in rows.iter().enumerate() {
+                        assert_eq!(row[1].as_f64(), Some(x[v]), "{policy} {alg} {v}");
+                    }
+                }
+                (Column::Depth(d), _) => {
+                    for (v, row) in rows.iter().enumerate() {
+                        assert_eq!(row[1].as_u64(), Some(u64::from(d[v])), "{policy} {alg} {v}");
+                    }
+                }
+                (Column::Vertex(c), _) => {
+                    // Component labels: the same partition.
+                    for (v, row) in rows.iter().enumerate() {
+                        let same = rows[c[v] as usize][1] == row[1];
+                        assert!(same, "{policy} {alg} {v}");
+                    }
+                }
+                (c, _) => panic!("unexpected column {c:?}"),
+            }
+        }
+        let (_, m) = s.get("/api/health").await;
+        assert_eq!(m["status"], "ok");
+        s.stop().await;
+    }
+}
+
+/// The `plexus_graph_versions_mapped` gauge of `/metrics`.
+async fn versions_mapped(s: &Running) -> u64 {
+    let r = s
+        .req(reqwest::Method::GET, "/metrics")
+        .send()
+        .await
+        .unwrap();
+    let text = r.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("plexus_graph_versions_mapped "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no versions gauge in {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_is_released_once_no_job_or_result_holds_it() {
+    let s = start().await;
+    let a = s.submit(json!({"graph": "ring", "algorithm": "wcc"})).await;
+    let w = s
+        .submit(json!({"graph": "ring", "algorithm": "wcc", "shared": false}))
+        .await;
+    assert_eq!(s.wait(a).await["state"], "done");
+    assert_eq!(s.wait(w).await["state"], "done");
+    let (st, _) = s.get(&format!("/api/jobs/{a}/result")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(versions_mapped(&s).await, 1);
+    // A transaction makes version 1; a job runs on it.
+    let r = s
+        .req(reqwest::Method::POST, "/api/graphs/ring/tx")
+        .body("add-edge 1 2000 1.0\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let b = s.submit(json!({"graph": "ring", "algorithm": "wcc"})).await;
+    let v = s.wait(b).await;
+    assert_eq!(
+        (v["state"].as_str(), v["version"].as_u64()),
+        (Some("done"), Some(1))
+    );
+    // Version 0 is still held by the results of jobs a and w.
+    assert_eq!(versions_mapped(&s).await, 2);
+    let (st, _) = s.delete(&format!("/api/jobs/{a}")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(versions_mapped(&s).await, 2, "job w still holds version 0");
+    let (st, _) = s.delete(&format!("/api/jobs/{w}")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(versions_mapped(&s).await, 1, "version 0 is released");
+    let (st, _) = s.get(&format!("/api/jobs/{b}/result")).await;
+    assert_eq!(st, StatusCode::OK);
+    s.stop().await;
+}

@@ -401,6 +401,23 @@ impl Runner {
         }
     }
 
+    /// Withdraws job `i` before its launch (its submitter cancelled it): it
+    /// is never launched and counts as refused with `reason`. Returns
+    /// false, changing nothing, once the job is launched or refused (cancel
+    /// a launched job through its handle).
+    pub fn withdraw(&mut self, i: usize, reason: &str) -> bool {
+        let now = self.elapsed();
+        match self.entries.get_mut(i) {
+            Some(e) if e.launched_at.is_none() && e.refused.is_none() => {
+                e.refused = Some(reason.to_string());
+                e.finish = Some(now);
+                self.dirty = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether every job that arrived has ended and no unit runs.
     pub fn idle(&self) -> bool {
         self.units.is_empty() && self.entries.iter().all(|e| e.finish.is_some())
@@ -752,5 +769,46 @@ mod tests {
             assert!(!d.is_empty());
             assert_eq!(v, fifo, "{p}");
         }
+    }
+
+    #[test]
+    fn a_withdrawn_job_is_never_launched() {
+        let edges: Vec<(u32, u32)> = (0..300u32).map(|i| (i, (i * 13 + 5) % 300)).collect();
+        let g = Graph::from_edges(300, &edges, &BuildOptions::directed()).unwrap();
+        let snap = Catalog::new().publish("g", g);
+        let mut r = Runner::new(RunnerConfig {
+            policy: Policy::Fifo,
+            machine: Machine::model(1, 1, 10.0),
+            llc_bytes: Some(1 << 20),
+            memory_limit_bytes: None,
+            fuse_sssp: false,
+            pin: false,
+        });
+        let c = Cost::fit(&[0.01], 1e6, 1e5).unwrap();
+        let a = r.arrive(
+            Arc::clone(&snap),
+            JobSpec::new("wcc-1", Algorithm::Wcc),
+            c,
+            0.0,
+        );
+        let b = r.arrive(
+            Arc::clone(&snap),
+            JobSpec::new("wcc-2", Algorithm::Wcc),
+            c,
+            0.0,
+        );
+        assert!(r.withdraw(b, "job was cancelled"));
+        assert!(!r.withdraw(b, "again"), "only once");
+        while !r.idle() {
+            r.tick().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(r.handle(a).unwrap().take_result().is_ok());
+        assert!(r.handle(b).is_none());
+        assert_eq!(r.refused(b), Some("job was cancelled"));
+        assert!(
+            !r.withdraw(a, "late"),
+            "a launched job is cancelled through its handle"
+        );
     }
 }
