@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Args;
 use plexus_dist::comm::{run_threads, Comm};
+use plexus_dist::view::DistView;
 use plexus_dist::DistExecutor;
 use plexus_engine::algo;
-use plexus_engine::program::Executor;
+use plexus_engine::program::{Executor, GraphView};
 use plexus_engine::registry::{Algorithm, ExecutorKind};
 use plexus_graph::{Graph, VertexId};
 use plexus_jobs::request::{Column, Outcome};
@@ -30,14 +31,25 @@ pub struct DistArgs {
     /// under mpirun the MPI world's size is the rank count and --ranks is refused.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub ranks: Option<u32>,
+    /// --executor dist: read each rank's part from DIR/rank-R.plxp (written by `plexus
+    /// partition`) instead of the shared store; each host needs only its own rank's file.
+    #[arg(long, value_name = "DIR")]
+    pub parts: Option<std::path::PathBuf>,
 }
 
-/// Refuses `--ranks` without `--executor dist`.
+/// Refuses `--ranks` and `--parts` without `--executor dist`.
 pub fn check_flags(a: &RunArgs) -> anyhow::Result<()> {
-    if a.executor != ExecutorKind::Dist && a.dist.ranks.is_some() {
-        bail!("--ranks applies to --executor dist only");
+    if a.executor != ExecutorKind::Dist && (a.dist.ranks.is_some() || a.dist.parts.is_some()) {
+        bail!("--ranks and --parts apply to --executor dist only");
     }
     Ok(())
+}
+
+/// Where the ranks read the graph: the shared store (every rank maps it
+/// and reads its slices), or one part file per rank.
+enum Input {
+    Store(Graph),
+    Parts(std::path::PathBuf),
 }
 
 /// How long a thread rank waits for another before it names it lost.
@@ -48,6 +60,13 @@ struct RankRun {
     outcome: Outcome,
     /// Every rank's statistics (JSON), gathered on every rank.
     ranks: Vec<Value>,
+    /// Rank 0 reading a part file: the graph whose ids name the results
+    /// (from the store, the stored graph names them).
+    names: Option<Graph>,
+    /// Vertices and arcs.
+    counts: (u64, u64),
+    /// Seconds building the executor (view, cuts, part).
+    setup_seconds: f64,
 }
 
 /// Runs `a` on the distributed executor.
@@ -60,27 +79,26 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
         crate::out::check(out, &["csv", "parquet"])?;
     }
     let t = Instant::now();
-    let g = crate::live::open_latest(&ctx.data, &a.graph)?;
-    if g.num_vertices() == 0 {
-        bail!("graph '{}' has no vertices", a.graph);
-    }
-    let source = match &a.source {
-        Some(s) => g
-            .ids()
-            .lookup_str(s)
-            .with_context(|| format!("unknown source vertex '{s}' in graph '{}'", a.graph))?,
-        None => 0,
+    let input = match &a.dist.parts {
+        Some(dir) => Input::Parts(dir.clone()),
+        None => {
+            let g = crate::live::open_latest(&ctx.data, &a.graph)?;
+            if g.num_vertices() == 0 {
+                bail!("graph '{}' has no vertices", a.graph);
+            }
+            Input::Store(g)
+        }
     };
-    let load = t.elapsed().as_secs_f64();
+    let open = t.elapsed().as_secs_f64();
     #[cfg(feature = "mpi")]
     if plexus_dist::mpi::launched_by_mpirun() {
         if a.dist.ranks.is_some() {
             bail!("--ranks is for thread ranks; under mpirun the rank count is -np");
         }
         let (_universe, comm) = plexus_dist::mpi::init()?;
-        let done = rank_run(&comm, &g, entry.algorithm, a, source).and_then(|r| {
+        let done = rank_run(&comm, &input, entry.algorithm, a).and_then(|r| {
             if comm.rank() == 0 {
-                report(ctx, a, entry.name, &g, load, comm.size(), "mpi", r)?;
+                report(a, &input, entry.name, open, comm.size(), "mpi", r)?;
             }
             Ok(())
         });
@@ -91,10 +109,13 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let ranks = a.dist.ranks.unwrap_or(2) as usize;
+    let ranks = match (a.dist.ranks, &input) {
+        (Some(r), _) => r as usize,
+        (None, Input::Parts(dir)) => plexus_dist::file::peek(&plexus_dist::file::path(dir, 0))?.1,
+        (None, Input::Store(_)) => 2,
+    };
     let mut results = run_threads(ranks, THREAD_TIMEOUT, |comm| {
-        rank_run(&comm, &g, entry.algorithm, a, source)
-            .with_context(|| format!("rank {}", comm.rank()))
+        rank_run(&comm, &input, entry.algorithm, a).with_context(|| format!("rank {}", comm.rank()))
     })?;
     // The first failure is the cause; later ones are its echoes.
     for (r, res) in results.iter().enumerate() {
@@ -107,18 +128,120 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
     let Some(Ok(Ok(first))) = results.drain(..1).next() else {
         bail!("no rank 0");
     };
-    report(ctx, a, entry.name, &g, load, ranks, "threads", first)
+    report(a, &input, entry.name, open, ranks, "threads", first)
+}
+
+/// This rank's executor over `input`, the source vertex, and (rank 0) the
+/// graph to name results by; collective.
+fn setup<'c, C: Comm>(
+    comm: &'c C,
+    input: &Input,
+    a: &RunArgs,
+) -> anyhow::Result<(DistExecutor<'c, C>, VertexId, Option<Graph>)> {
+    match input {
+        Input::Store(g) => {
+            let source = match &a.source {
+                Some(s) => g.ids().lookup_str(s).with_context(|| {
+                    format!("unknown source vertex '{s}' in graph '{}'", a.graph)
+                })?,
+                None => 0,
+            };
+            let exec = DistExecutor::new(comm, g)?;
+            Ok((exec, source, None))
+        }
+        Input::Parts(dir) => {
+            let path = plexus_dist::file::path(dir, comm.rank());
+            let f = plexus_dist::file::read(&path)?;
+            if f.graph != a.graph {
+                bail!(
+                    "{} holds a part of graph '{}', not '{}'",
+                    path.display(),
+                    f.graph,
+                    a.graph
+                );
+            }
+            let names = match f.ids {
+                Some(ids) => Some(names_graph(&f.view, ids)?),
+                None => None,
+            };
+            // Rank 0 holds the ids: it resolves the source for every rank.
+            let mine = match (&names, &a.source) {
+                (Some(g), Some(s)) => match g.ids().lookup_str(s) {
+                    Some(v) => Ok(v),
+                    None => Err(format!(
+                        "unknown source vertex '{s}' in graph '{}'",
+                        a.graph
+                    )),
+                },
+                _ => Ok(0),
+            };
+            let exec = DistExecutor::from_part(comm, f.view, f.part)?;
+            let source = share_source(comm, mine)?;
+            Ok((exec, source, names))
+        }
+    }
+}
+
+/// Rank 0's source vertex (or its refusal), on every rank.
+fn share_source<C: Comm>(comm: &C, mine: Result<VertexId, String>) -> anyhow::Result<VertexId> {
+    let bytes = match (comm.rank(), &mine) {
+        (0, Ok(v)) => [&[1u8][..], &v.to_le_bytes()].concat(),
+        (0, Err(m)) => [&[0u8][..], m.as_bytes()].concat(),
+        _ => Vec::new(),
+    };
+    let all = comm.all_gather(&bytes)?;
+    match all.first().map(Vec::as_slice) {
+        Some([1, a, b, c, d]) => Ok(u32::from_le_bytes([*a, *b, *c, *d])),
+        Some([0, m @ ..]) => bail!("{}", String::from_utf8_lossy(m)),
+        _ => bail!("rank 0 sent no source vertex"),
+    }
+}
+
+/// A graph without edges that names the vertices of `view` as the stored
+/// graph does (external ids, natural order): what rank 0 writes results
+/// with when it read a part file instead of the store.
+fn names_graph(view: &DistView, ids: plexus_graph::IdMap) -> anyhow::Result<Graph> {
+    use plexus_graph::{Adjacency, GraphParts, Section};
+    let n = view.num_vertices();
+    let out = Adjacency::new(
+        Section::owned(vec![0u64; n + 1]),
+        Section::owned(Vec::new()),
+        None,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let permutation = view.natural_ids().map(|old_of_new| {
+        let mut new_of_old = vec![0 as VertexId; n];
+        for (new, &old) in old_of_new.iter().enumerate() {
+            if let Some(x) = new_of_old.get_mut(old as usize) {
+                *x = new as VertexId;
+            }
+        }
+        (
+            Section::owned(old_of_new.to_vec()),
+            Section::owned(new_of_old),
+        )
+    });
+    Ok(Graph::from_parts(GraphParts {
+        directed: false,
+        out,
+        inc: None,
+        ids,
+        permutation,
+        order: plexus_graph::VertexOrder::None,
+        base_version: 0,
+    })?)
 }
 
 /// One rank's run: executor, driver, statistics gathered from every rank.
 fn rank_run<C: Comm>(
     comm: &C,
-    g: &Graph,
+    input: &Input,
     algorithm: Algorithm,
     a: &RunArgs,
-    source: VertexId,
 ) -> anyhow::Result<RankRun> {
-    let exec = DistExecutor::new(comm, g)?;
+    let t = Instant::now();
+    let (exec, source, names) = setup(comm, input, a)?;
+    let setup_seconds = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let mut outcome = execute(&exec, algorithm, a, source)?;
     outcome.compute_seconds = t.elapsed().as_secs_f64();
@@ -131,6 +254,7 @@ fn rank_run<C: Comm>(
         "masters": exec.part().masters().len(),
         "edge_entries": exec.part().num_entries(),
         "edge_bytes": exec.part().bytes(),
+        "setup_seconds": setup_seconds,
         "bytes_sent": sent,
         "bytes_received": received,
         "compute_seconds": outcome.compute_seconds,
@@ -141,7 +265,14 @@ fn rank_run<C: Comm>(
         .iter()
         .map(|b| serde_json::from_slice(b))
         .collect::<Result<Vec<Value>, _>>()?;
-    Ok(RankRun { outcome, ranks })
+    let view = exec.dist_view();
+    Ok(RankRun {
+        outcome,
+        ranks,
+        names,
+        counts: (view.num_vertices() as u64, view.num_arcs()),
+        setup_seconds,
+    })
 }
 
 /// Runs the algorithm's driver on `exec`: the summary, per-vertex columns
@@ -272,19 +403,26 @@ fn pagerank<E: Executor>(
 }
 
 /// Rank 0's output: the summary (text or JSON) and `--out`.
-#[allow(clippy::too_many_arguments)]
 fn report(
-    _ctx: &Ctx,
     a: &RunArgs,
+    input: &Input,
     name: &str,
-    g: &Graph,
-    load: f64,
+    open: f64,
     ranks: usize,
     transport: &str,
     r: RankRun,
 ) -> anyhow::Result<()> {
+    let (n, m) = r.counts;
+    let load = open + r.setup_seconds;
     let o = &r.outcome;
     if let Some(path) = &a.out {
+        let names = match input {
+            Input::Store(g) => Some(g),
+            Input::Parts(_) => r.names.as_ref(),
+        };
+        let Some(g) = names else {
+            bail!("rank 0 holds no vertex ids to write {}", path.display());
+        };
         crate::run::write_csv(g, o, path, false)?;
     }
     let sum = |k: &str| -> u64 { r.ranks.iter().filter_map(|x| x[k].as_u64()).sum() };
@@ -296,9 +434,17 @@ fn report(
         obj.insert("ranks".into(), json!(ranks));
         obj.insert("graph".into(), json!(a.graph));
         obj.insert("threads".into(), json!(rayon::current_num_threads()));
-        obj.insert("vertices".into(), json!(g.num_vertices()));
-        obj.insert("arcs".into(), json!(g.num_arcs()));
+        obj.insert("vertices".into(), json!(n));
+        obj.insert("arcs".into(), json!(m));
         obj.insert("load_seconds".into(), json!(load));
+        obj.insert(
+            "input".into(),
+            json!(if a.dist.parts.is_some() {
+                "parts"
+            } else {
+                "store"
+            }),
+        );
         obj.insert("compute_seconds".into(), json!(o.compute_seconds));
         obj.insert("iterations".into(), json!(o.iterations));
         obj.extend(o.summary.clone());
@@ -310,8 +456,8 @@ fn report(
     let mut text = format!(
         "{name} on '{}' distributed ({} vertices, {} arcs, {ranks} ranks over {transport}): load {}, compute {}{}",
         a.graph,
-        thousands(g.num_vertices() as u64),
-        thousands(g.num_arcs()),
+        thousands(n),
+        thousands(m),
         secs(load),
         secs(o.compute_seconds),
         o.iterations
