@@ -66,20 +66,26 @@ for i in 0 1 2 3; do
   ip -n "$ns" addr add "$net.$((i + 1))/24" dev plx0
   ip -n "$ns" link set plx0 up
 done
-# The hosts can reach each other over the bridge.
+# The hosts reach each other over the bridge: a TCP connect to a closed
+# port is refused at once when the host answers, and times out when not.
 for i in 1 2 3; do
-  ip netns exec "${hosts[0]}" ping -c 1 -W 5 "$net.$((i + 1))" >/dev/null
+  if ip netns exec "${hosts[0]}" timeout 5 bash -c "exec 3<>/dev/tcp/$net.$((i + 1))/9" 2>/dev/null; then :; fi
+  if [ $? -eq 124 ]; then echo "mpi-netns.sh: host $net.$((i + 1)) unreachable" >&2; exit 1; fi
 done
 echo "== 4 hosts up: ${hosts[*]} on $net.0/24"
 
-# The rsh agent: `agent HOST COMMAND...` runs COMMAND in HOST's namespace
-# with hostname plxhostI (its own UTS namespace), as ssh would on HOST.
+# Each host's own disk: $tmp/diskI, seen by host I (and only by it) at
+# $tmp/local through a bind mount in the host's mount namespace.
+mkdir -p "$tmp/local" "$tmp/disk0" "$tmp/disk1" "$tmp/disk2" "$tmp/disk3"
+# The rsh agent: `agent HOST COMMAND...` runs COMMAND in HOST's network
+# namespace, with hostname plxhostI (a UTS namespace) and its own disk at
+# $tmp/local (a mount namespace), as ssh would on HOST.
 agent=$tmp/agent.sh
 cat >"$agent" <<EOF
 #!/usr/bin/env bash
 host=\$1; shift
 i=\$(( \${host##*.} - 1 ))
-exec ip netns exec plxh$tag-\$i unshare --uts sh -c "hostname plxhost\$i; \$*"
+exec ip netns exec plxh$tag-\$i unshare --uts --mount sh -c "hostname plxhost\$i; mount --bind $tmp/disk\$i $tmp/local; \$*"
 EOF
 chmod +x "$agent"
 
@@ -92,7 +98,8 @@ mpi_hosts() {
   local np=$1; shift
   local list=""
   for ((i = 0; i < np; i++)); do list+="${list:+,}$net.$((i + 1)):1"; done
-  timeout 300 ip netns exec "${hosts[0]}" unshare --uts sh -c 'hostname plxhost0; exec "$@"' sh \
+  timeout 300 ip netns exec "${hosts[0]}" unshare --uts --mount \
+    sh -c "hostname plxhost0; mount --bind $tmp/disk0 $tmp/local; "'exec "$@"' sh \
     mpirun --bind-to none -np "$np" --host "$list" \
     --mca plm_rsh_agent "$agent" --mca plm_rsh_no_tree_spawn 1 \
     --mca btl self,tcp --mca btl_tcp_if_include "$net.0/24" \
@@ -131,13 +138,14 @@ for np in 2 4; do
   parts=$tmp/parts$np
   timeout 120 "$PLEXUS" --quiet partition k12 --ranks "$np" --out "$parts" >/dev/null
   for ((i = 0; i < np; i++)); do
-    # Host i sees only its own directory.
-    mkdir -p "$tmp/host$np-$i"
-    mv "$parts/rank-$i.plxp" "$tmp/host$np-$i/"
+    # Host i's disk holds only its own rank's part.
+    mkdir -p "$tmp/disk$i/parts$np"
+    mv "$parts/rank-$i.plxp" "$tmp/disk$i/parts$np/"
   done
-  for alg in wcc bfs; do
+  for alg in wcc bfs pagerank; do
     out=$tmp/$alg.k12.parts$np.csv
-    mpi_hosts "$np" sh -c "exec $PLEXUS --quiet run $alg $tmp/host$np-\$OMPI_COMM_WORLD_RANK/rank-\$OMPI_COMM_WORLD_RANK.plxp --executor dist --out $out" >/dev/null
+    mpi_hosts "$np" "$PLEXUS" --quiet run "$alg" k12 --executor dist \
+      --parts "$tmp/local/parts$np" --out "$out" >/dev/null
     cmp_run "$alg" k12 "$np" "$out"
     echo "$alg on $np hosts from per-host parts: equal"
   done
