@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use plexus_dist::comm::{run_threads, Comm};
 use plexus_dist::view::DistView;
-use plexus_dist::DistExecutor;
+use plexus_dist::{DistError, DistExecutor};
 use plexus_engine::algo;
 use plexus_engine::program::{Executor, GraphView};
 use plexus_engine::registry::{Algorithm, ExecutorKind};
@@ -72,8 +72,10 @@ struct RankRun {
 /// Runs `a` on the distributed executor.
 pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
     let entry = crate::run::driver_entry(a, "dist")?;
-    if a.verify || a.repeat > 1 || a.warmup > 0.0 {
-        bail!("--executor dist does not take --verify, --repeat or --warmup yet");
+    if a.verify && a.dist.parts.is_some() {
+        bail!(
+            "--verify checks the result against the stored graph; it does not apply with --parts"
+        );
     }
     if let Some(out) = &a.out {
         crate::out::check(out, &["csv", "parquet"])?;
@@ -115,15 +117,34 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
         (None, Input::Store(_)) => 2,
     };
     let mut results = run_threads(ranks, THREAD_TIMEOUT, |comm| {
-        rank_run(&comm, &input, entry.algorithm, a).with_context(|| format!("rank {}", comm.rank()))
+        rank_run(&comm, &input, entry.algorithm, a)
     })?;
-    // The first failure is the cause; later ones are its echoes.
-    for (r, res) in results.iter().enumerate() {
-        match res {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => bail!("{e:#}"),
-            Err(_) => bail!("rank {r} panicked"),
-        }
+    // A rank that fails ends its thread, and the others then fail with
+    // `Lost` naming it: those are echoes, the cause is another error.
+    let echo = |e: &anyhow::Error| {
+        matches!(
+            e.downcast_ref::<DistError>(),
+            Some(DistError::Lost { .. } | DistError::Timeout { .. })
+        )
+    };
+    let failures: Vec<(usize, Option<&anyhow::Error>)> = results
+        .iter()
+        .enumerate()
+        .filter_map(|(r, res)| match res {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => Some((r, Some(e))),
+            Err(_) => Some((r, None)),
+        })
+        .collect();
+    let cause = failures
+        .iter()
+        .find(|(_, e)| !e.is_some_and(echo))
+        .or(failures.first());
+    match cause {
+        Some((r, None)) => bail!("rank {r} panicked"),
+        Some((_, Some(e))) if e.downcast_ref::<DistError>().is_some() => bail!("{e:#}"),
+        Some((r, Some(e))) => bail!("rank {r}: {e:#}"),
+        None => {}
     }
     let Some(Ok(Ok(first))) = results.drain(..1).next() else {
         bail!("no rank 0");
@@ -242,13 +263,44 @@ fn rank_run<C: Comm>(
     let t = Instant::now();
     let (exec, source, names) = setup(comm, input, a)?;
     let setup_seconds = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let mut outcome = execute(&exec, algorithm, a, source)?;
-    outcome.compute_seconds = t.elapsed().as_secs_f64();
-    if let Some(f) = exec.fault() {
-        return Err(f.into());
+    let check = match input {
+        Input::Store(g) if a.verify && comm.rank() == 0 => Some(g),
+        _ => None,
+    };
+    // Untimed runs until every rank has warmed up for --warmup seconds
+    // (one collective vote per run, so all ranks run as many).
+    let mut warmup_runs = 0u32;
+    if a.warmup > 0.0 {
+        let started = Instant::now();
+        loop {
+            drop(execute(&exec, algorithm, a, source, None)?);
+            warmup_runs += 1;
+            let more = started.elapsed().as_secs_f64() < a.warmup;
+            if comm.all_reduce_or(&[u64::from(more)])?.first() != Some(&1) {
+                break;
+            }
+        }
     }
+    let (mut runs, mut last) = (Vec::new(), None);
+    let (mut steps0, mut bytes0) = (0, (0, 0));
+    for i in 0..a.repeat.max(1) {
+        drop(last.take());
+        steps0 = exec.steps().len();
+        bytes0 = exec.bytes();
+        let t = Instant::now();
+        let check = check.filter(|_| i + 1 == a.repeat.max(1));
+        let (o, verifying) = execute(&exec, algorithm, a, source, check)?;
+        runs.push(t.elapsed().as_secs_f64() - verifying);
+        last = Some(o);
+        if let Some(f) = exec.fault() {
+            return Err(f.into());
+        }
+    }
+    let mut outcome = last.context("no run")?;
+    outcome.compute_seconds = median(&runs);
     let (sent, received) = exec.bytes();
+    let (sent, received) = (sent - bytes0.0, received - bytes0.1);
+    let steps = exec.steps().split_off(steps0);
     let mine = json!({
         "rank": comm.rank(),
         "masters": exec.part().masters().len(),
@@ -258,7 +310,9 @@ fn rank_run<C: Comm>(
         "bytes_sent": sent,
         "bytes_received": received,
         "compute_seconds": outcome.compute_seconds,
-        "supersteps": exec.steps(),
+        "compute_seconds_runs": runs,
+        "warmup_runs": warmup_runs,
+        "supersteps": steps,
     });
     let all = comm.all_gather(serde_json::to_string(&mine)?.as_bytes())?;
     let ranks = all
@@ -275,32 +329,91 @@ fn rank_run<C: Comm>(
     })
 }
 
+/// A run's summary, iteration count and verdict, filled by [`execute`].
+#[derive(Default)]
+struct Facts {
+    s: Map<String, Value>,
+    iterations: Option<usize>,
+    verified: Option<Result<(), String>>,
+    /// Seconds in the verifier (not the algorithm's time).
+    verify_seconds: f64,
+}
+
+impl Facts {
+    fn verdict(&mut self, check: impl FnOnce() -> Result<(), plexus_engine::VerifyError>) {
+        let t = Instant::now();
+        self.verified = Some(check().map_err(|e| e.to_string()));
+        self.verify_seconds += t.elapsed().as_secs_f64();
+    }
+}
+
 /// Runs the algorithm's driver on `exec`: the summary, per-vertex columns
-/// and iteration count.
+/// and iteration count; with `check` (rank 0 of a run on the stored
+/// graph, `--verify`), also the algorithm's verifier on that graph, and
+/// the seconds it took.
 fn execute<E: Executor>(
     exec: &E,
     algorithm: Algorithm,
     a: &RunArgs,
     source: VertexId,
-) -> anyhow::Result<Outcome> {
-    let mut s = Map::new();
-    let mut iterations = None;
-    let columns: Vec<(&'static str, Column)> = match algorithm {
+    check: Option<&Graph>,
+) -> anyhow::Result<(Outcome, f64)> {
+    let mut f = Facts::default();
+    let columns = match traversal(exec, algorithm, a, source, check, &mut f)? {
+        Some(c) => c,
+        None => labelling(exec, algorithm, a, check, &mut f)?,
+    };
+    let o = Outcome {
+        columns,
+        summary: f.s,
+        iterations: f.iterations,
+        verified: f.verified,
+        compute_seconds: 0.0,
+    };
+    Ok((o, f.verify_seconds))
+}
+
+type Columns = Vec<(&'static str, Column)>;
+
+/// bfs, nhop, sssp, pagerank, ppr, wcc and scc; `None` for the others.
+fn traversal<E: Executor>(
+    exec: &E,
+    algorithm: Algorithm,
+    a: &RunArgs,
+    source: VertexId,
+    check: Option<&Graph>,
+    f: &mut Facts,
+) -> anyhow::Result<Option<Columns>> {
+    Ok(Some(match algorithm {
         Algorithm::Bfs => {
             let cfg = algo::bfs::Config {
                 source,
                 ..Default::default()
             };
             let o = algo::bfs::run_on(exec, &cfg)?;
-            s.insert(
-                "reached".into(),
-                json!(o.depth.iter().filter(|&&d| d != u32::MAX).count()),
-            );
-            iterations = Some(o.iterations);
+            if let Some(g) = check {
+                f.verdict(|| algo::bfs::verify(g, &cfg, &o));
+            }
+            let reached = o.depth.iter().filter(|&&d| d != u32::MAX).count();
+            f.s.insert("reached".into(), json!(reached));
+            f.iterations = Some(o.iterations);
             vec![
                 ("depth", Column::Depth(o.depth)),
                 ("parent", Column::Vertex(o.parent)),
             ]
+        }
+        Algorithm::Nhop => {
+            let cfg = algo::nhop::Config {
+                source,
+                hops: a.hops.unwrap_or(algo::nhop::DEFAULT_HOPS),
+            };
+            let o = algo::nhop::run_on(exec, &cfg)?;
+            if let Some(g) = check {
+                f.verdict(|| algo::nhop::verify(g, &cfg, &o));
+            }
+            f.s.insert("hops".into(), json!(cfg.hops));
+            f.s.insert("reached".into(), json!(o.reached));
+            vec![("depth", Column::Depth(o.depth))]
         }
         Algorithm::Sssp => {
             let cfg = algo::sssp::Config {
@@ -308,36 +421,79 @@ fn execute<E: Executor>(
                 delta: a.delta,
             };
             let o = algo::sssp::run_on(exec, &cfg)?;
+            if let Some(g) = check {
+                f.verdict(|| algo::sssp::verify(g, &cfg, &o));
+            }
             let reached = o.dist.iter().filter(|d| d.is_finite()).count();
-            s.insert("reached".into(), json!(reached));
-            iterations = Some(o.iterations);
+            f.s.insert("reached".into(), json!(reached));
+            f.iterations = Some(o.iterations);
             vec![
                 ("distance", Column::Float(o.dist)),
                 ("parent", Column::Vertex(o.parent)),
             ]
         }
         Algorithm::PageRank | Algorithm::Ppr => {
-            let o = pagerank(exec, algorithm, a, source)?;
-            s.insert("converged".into(), json!(o.converged));
-            s.insert("change".into(), json!(o.change));
-            iterations = Some(o.iterations);
+            let n = exec.view().num_vertices();
+            let cfg = crate::run::driver_pagerank_config(
+                a,
+                algorithm == Algorithm::Ppr,
+                n,
+                source,
+                "dist",
+            )?;
+            let o = algo::pagerank::run_on(exec, &cfg)?;
+            if let Some(g) = check {
+                f.verdict(|| algo::pagerank::verify(g, &cfg, &o));
+            }
+            f.s.insert("converged".into(), json!(o.converged));
+            f.s.insert("change".into(), json!(o.change));
+            f.iterations = Some(o.iterations);
             vec![("rank", Column::Float(o.rank))]
         }
         Algorithm::Wcc => {
-            let o = algo::wcc::run_on(exec, &algo::wcc::Config::default())?;
-            s.insert("components".into(), json!(o.count));
+            let cfg = algo::wcc::Config::default();
+            let o = algo::wcc::run_on(exec, &cfg)?;
+            if let Some(g) = check {
+                f.verdict(|| algo::wcc::verify(g, &cfg, &o));
+            }
+            f.s.insert("components".into(), json!(o.count));
             vec![("component", Column::Vertex(o.component))]
         }
+        Algorithm::Scc => {
+            let cfg = algo::scc::Config::default();
+            let o = algo::scc::run_on(exec, &cfg)?;
+            if let Some(g) = check {
+                f.verdict(|| algo::scc::verify(g, &cfg, &o));
+            }
+            f.s.insert("components".into(), json!(o.count));
+            vec![("component", Column::Vertex(o.component))]
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// cdlp, coloring, mis, kcore and betweenness.
+fn labelling<E: Executor>(
+    exec: &E,
+    algorithm: Algorithm,
+    a: &RunArgs,
+    check: Option<&Graph>,
+    f: &mut Facts,
+) -> anyhow::Result<Columns> {
+    Ok(match algorithm {
         Algorithm::Cdlp => {
             let cfg = algo::cdlp::Config {
                 iterations: a.iterations.unwrap_or(algo::cdlp::DEFAULT_ITERATIONS),
             };
             let o = algo::cdlp::run_on(exec, &cfg)?;
+            if let Some(g) = check {
+                f.verdict(|| algo::cdlp::verify(g, &cfg, &o));
+            }
             let mut labels = o.label.clone();
             labels.sort_unstable();
             labels.dedup();
-            s.insert("communities".into(), json!(labels.len()));
-            iterations = Some(o.iterations);
+            f.s.insert("communities".into(), json!(labels.len()));
+            f.iterations = Some(o.iterations);
             vec![("label", Column::Natural(o.label))]
         }
         Algorithm::Coloring => {
@@ -345,27 +501,33 @@ fn execute<E: Executor>(
                 seed: a.seed.unwrap_or(algo::coloring::DEFAULT_SEED),
             };
             let o = algo::coloring::run_on(exec, &cfg)?;
-            s.insert("colors".into(), json!(o.num_colors));
-            vec![(
-                "color",
-                Column::Int(o.color.iter().map(|&c| u64::from(c)).collect()),
-            )]
+            if let Some(g) = check {
+                f.verdict(|| algo::coloring::verify(g, &cfg, &o));
+            }
+            f.s.insert("colors".into(), json!(o.num_colors));
+            let colors = o.color.iter().map(|&c| u64::from(c)).collect();
+            vec![("color", Column::Int(colors))]
         }
         Algorithm::Mis => {
             let cfg = algo::mis::Config {
                 seed: a.seed.unwrap_or(algo::mis::DEFAULT_SEED),
             };
             let o = algo::mis::run_on(exec, &cfg)?;
-            s.insert("size".into(), json!(o.size));
+            if let Some(g) = check {
+                f.verdict(|| algo::mis::verify(g, &cfg, &o));
+            }
+            f.s.insert("size".into(), json!(o.size));
             vec![("in_set", Column::Bool(o.in_set))]
         }
         Algorithm::Kcore => {
-            let o = algo::kcore::run_on(exec, &algo::kcore::Config { k: a.k })?;
-            s.insert("max_core".into(), json!(o.max_core));
-            vec![(
-                "core",
-                Column::Int(o.core.iter().map(|&c| u64::from(c)).collect()),
-            )]
+            let cfg = algo::kcore::Config { k: a.k };
+            let o = algo::kcore::run_on(exec, &cfg)?;
+            if let Some(g) = check {
+                f.verdict(|| algo::kcore::verify(g, &cfg, &o));
+            }
+            f.s.insert("max_core".into(), json!(o.max_core));
+            let core = o.core.iter().map(|&c| u64::from(c)).collect();
+            vec![("core", Column::Int(core))]
         }
         Algorithm::Betweenness => {
             let cfg = algo::betweenness::Config {
@@ -374,32 +536,14 @@ fn execute<E: Executor>(
                 ..Default::default()
             };
             let o = algo::betweenness::run_on(exec, &cfg)?;
-            s.insert("sources_used".into(), json!(o.sources_used));
+            if let Some(g) = check {
+                f.verdict(|| algo::betweenness::verify(g, &cfg, &o));
+            }
+            f.s.insert("sources_used".into(), json!(o.sources_used));
             vec![("betweenness", Column::Float(o.centrality))]
         }
         _ => bail!("--executor dist does not run this algorithm"),
-    };
-    Ok(Outcome {
-        columns,
-        summary: s,
-        iterations,
-        verified: None,
-        compute_seconds: 0.0,
     })
-}
-
-/// PageRank or personalised PageRank: the driver's Jacobi iteration in
-/// double precision.
-fn pagerank<E: Executor>(
-    exec: &E,
-    algorithm: Algorithm,
-    a: &RunArgs,
-    source: VertexId,
-) -> anyhow::Result<algo::pagerank::Output> {
-    let n = exec.view().num_vertices();
-    let cfg =
-        crate::run::driver_pagerank_config(a, algorithm == Algorithm::Ppr, n, source, "dist")?;
-    Ok(algo::pagerank::run_on(exec, &cfg)?)
 }
 
 /// Rank 0's output: the summary (text or JSON) and `--out`.
@@ -448,9 +592,15 @@ fn report(
         obj.insert("compute_seconds".into(), json!(o.compute_seconds));
         obj.insert("iterations".into(), json!(o.iterations));
         obj.extend(o.summary.clone());
+        if let Some(v) = &o.verified {
+            obj.insert("verified".into(), json!(v.is_ok()));
+            if let Err(e) = v {
+                obj.insert("verify_error".into(), json!(e));
+            }
+        }
         obj.insert("per_rank".into(), Value::Array(r.ranks));
         println!("{}", serde_json::to_string_pretty(&Value::Object(obj))?);
-        return Ok(());
+        return verdict(a, name, o);
     }
     use std::fmt::Write as _;
     let mut text = format!(
@@ -459,7 +609,11 @@ fn report(
         thousands(n),
         thousands(m),
         secs(load),
-        secs(o.compute_seconds),
+        if a.repeat > 1 {
+            format!("{} (median of {})", secs(o.compute_seconds), a.repeat)
+        } else {
+            secs(o.compute_seconds)
+        },
         o.iterations
             .map(|i| format!(", {i} iterations"))
             .unwrap_or_default()
@@ -477,6 +631,32 @@ fn report(
         "\n  messages: {} bytes sent by all ranks in {steps} supersteps",
         thousands(sum("bytes_sent"))
     );
+    match &o.verified {
+        Some(Ok(())) => text.push_str("\n  verified: yes"),
+        Some(Err(e)) => {
+            let _ = write!(text, "\n  verified: NO ({e})");
+        }
+        None => {}
+    }
     println!("{text}");
+    verdict(a, name, o)
+}
+
+/// Exit status 2 when `--verify` found the result wrong.
+fn verdict(a: &RunArgs, name: &str, o: &Outcome) -> anyhow::Result<()> {
+    if let Some(Err(e)) = &o.verified {
+        bail!("{name} on '{}': {e}", a.graph);
+    }
     Ok(())
+}
+
+/// The median of `xs` (0 when empty).
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
