@@ -48,7 +48,7 @@ pub fn check_flags(a: &RunArgs) -> anyhow::Result<()> {
 /// Where the ranks read the graph: the shared store (every rank maps it
 /// and reads its slices), or one part file per rank.
 enum Input {
-    Store(Graph),
+    Store(Box<Graph>),
     Parts(std::path::PathBuf),
 }
 
@@ -88,7 +88,7 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
             if g.num_vertices() == 0 {
                 bail!("graph '{}' has no vertices", a.graph);
             }
-            Input::Store(g)
+            Input::Store(Box::new(g))
         }
     };
     let open = t.elapsed().as_secs_f64();
@@ -264,7 +264,7 @@ fn rank_run<C: Comm>(
     let (exec, source, names) = setup(comm, input, a)?;
     let setup_seconds = t.elapsed().as_secs_f64();
     let check = match input {
-        Input::Store(g) if a.verify && comm.rank() == 0 => Some(g),
+        Input::Store(g) if a.verify && comm.rank() == 0 => Some(g.as_ref()),
         _ => None,
     };
     // Untimed runs until every rank has warmed up for --warmup seconds
@@ -561,7 +561,7 @@ fn report(
     let o = &r.outcome;
     if let Some(path) = &a.out {
         let names = match input {
-            Input::Store(g) => Some(g),
+            Input::Store(g) => Some(g.as_ref()),
             Input::Parts(_) => r.names.as_ref(),
         };
         let Some(g) = names else {

@@ -94,6 +94,14 @@ impl Cuts {
     }
 }
 
+/// The arrays of [`Lists`]: keys, offsets, other ends, weights.
+pub type RawLists<'a> = (
+    &'a [VertexId],
+    &'a [u64],
+    &'a [VertexId],
+    Option<&'a [Weight]>,
+);
+
 /// Doubly compressed lists: for each key with a non-empty list, its other
 /// ends (ascending, as in the graph) and weights.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -155,44 +163,48 @@ impl Lists {
 
     /// The lists of `adj` for the keys `range` turned around: for every
     /// arc `k → e` of `adj` with `k` in `range`, the entry `k` in the list
-    /// of `e`. Lists come out ascending (keys are visited in order and the
-    /// sort is stable), duplicates in `adj`'s order.
+    /// of `e`. A counting sort by `e` (count, prefix sum, scatter in the
+    /// arrays' order), so each list ascends by key and duplicates keep
+    /// `adj`'s order; O(n + the range's arcs).
     fn transposed(adj: &Adjacency, range: std::ops::Range<VertexId>) -> Lists {
         let n = adj.num_vertices();
         let nb = adj.neighbor_array();
         let ws = adj.weight_array();
-        // (other end, key, position in the arrays), in the arrays' order,
-        // then sorted by the other end, stably: each list ascends by key
-        // and keeps duplicates in `adj`'s order.
-        let mut arcs: Vec<(VertexId, VertexId, usize)> = range
-            .into_par_iter()
-            .with_min_len(256)
-            .flat_map_iter(|k| adj.range(k).map(move |i| (nb[i], k, i)))
-            .collect();
-        arcs.par_sort_by_key(|a| a.0);
-        let weighted = ws.is_some();
+        let offs = adj.offsets();
+        let slice = offs[range.start as usize] as usize..offs[range.end as usize] as usize;
+        // cursor[e]: first the number of entries of e, then where the next
+        // one goes.
+        let mut cursor = vec![0u64; n];
+        for &e in &nb[slice.clone()] {
+            cursor[e as usize] += 1;
+        }
         let mut out = Lists {
             has: vec![0; n.div_ceil(64)],
             offsets: vec![0],
-            weights: weighted.then(|| Vec::with_capacity(arcs.len())),
-            ends: Vec::with_capacity(arcs.len()),
+            weights: ws.map(|_| vec![0.0; slice.len()]),
+            ends: vec![0; slice.len()],
             keys: Vec::new(),
         };
-        for (i, &(e, k, pos)) in arcs.iter().enumerate() {
-            if i > 0 && arcs[i - 1].0 != e {
-                out.offsets.push(out.ends.len() as u64);
-            }
-            if out.keys.last() != Some(&e) {
-                out.keys.push(e);
-                out.has[e as usize / 64] |= 1 << (e % 64);
-            }
-            out.ends.push(k);
-            if let (Some(w), Some(ws)) = (out.weights.as_mut(), ws) {
-                w.push(ws[pos]);
+        let mut total = 0u64;
+        for (e, c) in cursor.iter_mut().enumerate() {
+            if *c > 0 {
+                out.keys.push(e as VertexId);
+                out.has[e / 64] |= 1 << (e % 64);
+                let count = *c;
+                *c = total;
+                total += count;
+                out.offsets.push(total);
             }
         }
-        if !arcs.is_empty() {
-            out.offsets.push(out.ends.len() as u64);
+        for k in range {
+            for i in adj.range(k) {
+                let at = &mut cursor[nb[i] as usize];
+                out.ends[*at as usize] = k;
+                if let (Some(w), Some(ws)) = (out.weights.as_mut(), ws) {
+                    w[*at as usize] = ws[i];
+                }
+                *at += 1;
+            }
         }
         out
     }
@@ -217,7 +229,7 @@ impl Lists {
     }
 
     /// The arrays: keys, offsets, other ends, weights.
-    pub fn raw(&self) -> (&[VertexId], &[u64], &[VertexId], Option<&[Weight]>) {
+    pub fn raw(&self) -> RawLists<'_> {
         (
             &self.keys,
             &self.offsets,
