@@ -21,6 +21,7 @@ mod live;
 mod mix;
 mod ooc;
 mod out;
+mod partition;
 mod probe;
 mod profile;
 mod progress;
@@ -97,6 +98,8 @@ pub enum Command {
     Log(live::LogArgs),
     /// Merge a graph's committed changes into a new base (its log shrinks, layout restored).
     Compact(live::CompactArgs),
+    /// Cut a stored graph into per-rank part files for `--executor dist --parts DIR`.
+    Partition(partition::PartitionArgs),
     /// Serve the data directory over HTTP: a job server with live progress and a web page.
     Serve(serve::ServeArgs),
 }
@@ -240,6 +243,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tx(a) => live::tx(&ctx, a),
         Command::Log(a) => live::log(&ctx, a),
         Command::Compact(a) => live::compact(&ctx, a),
+        Command::Partition(a) => partition::partition(&ctx, a),
         Command::Serve(a) => serve::serve(&ctx, cli.threads, a),
     }
 }

@@ -42,6 +42,14 @@ pub enum DistError {
         /// What differs.
         what: String,
     },
+    /// A part file that cannot be read or written, or is damaged.
+    #[error("part file {path}: {what}")]
+    PartFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        what: String,
+    },
     /// A bad argument (rank count, rank number).
     #[error("{0}")]
     Invalid(String),

@@ -53,7 +53,7 @@ use serde::Serialize;
 
 use crate::comm::Comm;
 use crate::error::{DistError, Result};
-use crate::part::{Arcs, Cuts, Lists, Part};
+use crate::part::{Arcs, Lists, Part};
 use crate::view::DistView;
 
 /// What one superstep cost on this rank.
@@ -92,36 +92,102 @@ pub struct DistExecutor<'c, C: Comm> {
     ledger: Mutex<Ledger>,
 }
 
-/// The build identity exchanged at start: ranks of different builds refuse
-/// to run together.
-fn build_id() -> u64 {
-    let s = concat!(env!("CARGO_PKG_NAME"), " ", env!("CARGO_PKG_VERSION"));
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x1b3)
+/// The build identity exchanged at start: a hash of the running
+/// executable's bytes (`/proc/self/exe`), so ranks started from different
+/// binaries refuse to run together even at one crate version; the crate's
+/// name and version when the executable cannot be read. Computed once.
+pub fn build_id() -> u64 {
+    static ID: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ID.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(hash_file)
+            .unwrap_or_else(|_| {
+                let s = concat!(env!("CARGO_PKG_NAME"), " ", env!("CARGO_PKG_VERSION"));
+                s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+                })
+            })
     })
 }
 
+/// A 64-bit hash of a file's bytes, read in 1 MiB blocks, eight bytes at a
+/// time (not cryptographic: it tells builds apart, it does not authenticate).
+fn hash_file(path: std::path::PathBuf) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut h = 0x9e37_79b9_7f4a_7c15u64;
+    let mut len = 0u64;
+    loop {
+        let k = f.read(&mut buf)?;
+        if k == 0 {
+            break;
+        }
+        len += k as u64;
+        for w in buf[..k].chunks(8) {
+            let mut b = [0u8; 8];
+            b[..w.len()].copy_from_slice(w);
+            h = (h ^ u64::from_le_bytes(b))
+                .wrapping_mul(0xff51_afd7_ed55_8ccd)
+                .rotate_left(31);
+        }
+    }
+    Ok(h ^ len)
+}
+
 impl<'c, C: Comm> DistExecutor<'c, C> {
-    /// This rank's executor over `g`, which every rank must load the same
-    /// (checked: the ranks exchange a checksum of the graph's counts and
-    /// degrees and of the build first, and refuse to start on a mismatch).
-    /// Collective: every rank of `comm` calls it.
+    /// This rank's executor over `g`, which every rank must open the same
+    /// (checked first: the ranks exchange a fingerprint of the graph and
+    /// the build, and refuse to start on a mismatch). Collective: every
+    /// rank of `comm` calls it. No rank reads the whole graph: the view is
+    /// gathered from even shares ([`DistView::gather`]) and each rank
+    /// reads only its masters' lists ([`Part::from_slices`]); on a
+    /// memory-mapped store only those pages are touched.
     pub fn new(comm: &'c C, g: &Graph) -> Result<Self> {
-        let view = DistView::of(g)?;
-        handshake(comm, &view)?;
-        let n = g.num_vertices();
-        let degree: Vec<u64> = (0..n as VertexId)
-            .into_par_iter()
-            .map(|v| (view.out_degree(v) + view.in_degree(v)) as u64)
-            .collect();
-        let cuts = Cuts::balanced(&degree, comm.size());
-        let part = Part::build(g, cuts, comm.rank());
+        handshake(comm, crate::view::fingerprint(g))?;
+        let (view, cuts) = DistView::gather(comm, g)?;
+        let part = Part::from_slices(g, cuts, comm.rank());
         Ok(DistExecutor {
             comm,
             part,
             view,
             ledger: Mutex::new(Ledger::default()),
         })
+    }
+
+    /// This rank's executor over a part and view loaded without the graph
+    /// (a part file of `plexus partition`). Collective; the ranks refuse
+    /// to start unless every rank holds its own rank's part of the same
+    /// partition into `comm.size()` parts, from the same build.
+    pub fn from_part(comm: &'c C, view: DistView, part: Part) -> Result<Self> {
+        if part.cuts().ranks() != comm.size() || part.rank() != comm.rank() {
+            return Err(DistError::Mismatch {
+                rank: comm.rank(),
+                what: format!(
+                    "this rank holds part {} of {}, not part {} of {}",
+                    part.rank(),
+                    part.cuts().ranks(),
+                    comm.rank(),
+                    comm.size()
+                ),
+            });
+        }
+        let mut h = view.checksum();
+        for &b in part.cuts().bounds() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        handshake(comm, h)?;
+        Ok(DistExecutor {
+            comm,
+            part,
+            view,
+            ledger: Mutex::new(Ledger::default()),
+        })
+    }
+
+    /// The whole-graph facts every rank holds.
+    pub fn dist_view(&self) -> &DistView {
+        &self.view
     }
 
     /// This rank's part of the graph.
@@ -534,11 +600,11 @@ fn decode_pairs<M: Wire>(bytes: &[u8], n: usize) -> Option<Vec<(VertexId, M)>> {
     s.is_empty().then_some(out)
 }
 
-/// Exchanges the graph checksum, the build and the rank count; every rank
-/// refuses to start unless all agree with rank 0.
-fn handshake<C: Comm>(comm: &C, view: &DistView) -> Result<()> {
+/// Exchanges the graph's checksum, the build and the rank count; every
+/// rank refuses to start unless all agree with rank 0.
+fn handshake<C: Comm>(comm: &C, graph: u64) -> Result<()> {
     let mut mine = Vec::with_capacity(24);
-    view.checksum().encode(&mut mine);
+    graph.encode(&mut mine);
     build_id().encode(&mut mine);
     (comm.size() as u64).encode(&mut mine);
     let all = comm.all_gather(&mine)?;

@@ -32,6 +32,7 @@
 pub mod comm;
 pub mod error;
 pub mod exec;
+pub mod file;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod part;

@@ -94,9 +94,17 @@ impl Cuts {
     }
 }
 
+/// The arrays of [`Lists`]: keys, offsets, other ends, weights.
+pub type RawLists<'a> = (
+    &'a [VertexId],
+    &'a [u64],
+    &'a [VertexId],
+    Option<&'a [Weight]>,
+);
+
 /// Doubly compressed lists: for each key with a non-empty list, its other
 /// ends (ascending, as in the graph) and weights.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lists {
     /// Keys with a list, ascending.
     keys: Vec<VertexId>,
@@ -153,6 +161,54 @@ impl Lists {
         out
     }
 
+    /// The lists of `adj` for the keys `range` turned around: for every
+    /// arc `k → e` of `adj` with `k` in `range`, the entry `k` in the list
+    /// of `e`. A counting sort by `e` (count, prefix sum, scatter in the
+    /// arrays' order), so each list ascends by key and duplicates keep
+    /// `adj`'s order; O(n + the range's arcs).
+    fn transposed(adj: &Adjacency, range: std::ops::Range<VertexId>) -> Lists {
+        let n = adj.num_vertices();
+        let nb = adj.neighbor_array();
+        let ws = adj.weight_array();
+        let offs = adj.offsets();
+        let slice = offs[range.start as usize] as usize..offs[range.end as usize] as usize;
+        // cursor[e]: first the number of entries of e, then where the next
+        // one goes.
+        let mut cursor = vec![0u64; n];
+        for &e in &nb[slice.clone()] {
+            cursor[e as usize] += 1;
+        }
+        let mut out = Lists {
+            has: vec![0; n.div_ceil(64)],
+            offsets: vec![0],
+            weights: ws.map(|_| vec![0.0; slice.len()]),
+            ends: vec![0; slice.len()],
+            keys: Vec::new(),
+        };
+        let mut total = 0u64;
+        for (e, c) in cursor.iter_mut().enumerate() {
+            if *c > 0 {
+                out.keys.push(e as VertexId);
+                out.has[e / 64] |= 1 << (e % 64);
+                let count = *c;
+                *c = total;
+                total += count;
+                out.offsets.push(total);
+            }
+        }
+        for k in range {
+            for i in adj.range(k) {
+                let at = &mut cursor[nb[i] as usize];
+                out.ends[*at as usize] = k;
+                if let (Some(w), Some(ws)) = (out.weights.as_mut(), ws) {
+                    w[*at as usize] = ws[i];
+                }
+                *at += 1;
+            }
+        }
+        out
+    }
+
     /// Whether `k` has a list.
     #[inline]
     pub fn contains(&self, k: VertexId) -> bool {
@@ -170,6 +226,62 @@ impl Lists {
         let i = self.keys.partition_point(|&x| x < k);
         let r = self.offsets[i] as usize..self.offsets[i + 1] as usize;
         (&self.ends[r.clone()], self.weights.as_ref().map(|w| &w[r]))
+    }
+
+    /// The arrays: keys, offsets, other ends, weights.
+    pub fn raw(&self) -> RawLists<'_> {
+        (
+            &self.keys,
+            &self.offsets,
+            &self.ends,
+            self.weights.as_deref(),
+        )
+    }
+
+    /// Lists over `n` vertices from their arrays (as [`Lists::raw`] gives
+    /// them); `Err` names the first broken invariant: keys strictly
+    /// ascending and `< n`, `keys.len() + 1` offsets from 0, non-decreasing
+    /// (every list non-empty), ending at the number of ends, every end
+    /// `< n`, weights (if any) as many as ends.
+    pub fn from_raw(
+        n: usize,
+        keys: Vec<VertexId>,
+        offsets: Vec<u64>,
+        ends: Vec<VertexId>,
+        weights: Option<Vec<Weight>>,
+    ) -> std::result::Result<Lists, String> {
+        if offsets.len() != keys.len() + 1 || offsets.first() != Some(&0) {
+            return Err(format!("{} offsets for {} keys", offsets.len(), keys.len()));
+        }
+        if offsets.last() != Some(&(ends.len() as u64)) {
+            return Err(format!(
+                "offsets end before or past the {} ends",
+                ends.len()
+            ));
+        }
+        if let Some(i) = offsets.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(format!("list {i} is empty or its offsets decrease"));
+        }
+        if let Some(i) = keys.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(format!("key {} is not above key {}", i + 1, i));
+        }
+        if let Some(&k) = keys.iter().chain(&ends).find(|&&k| k as usize >= n) {
+            return Err(format!("vertex {k} is not below {n}"));
+        }
+        if weights.as_ref().is_some_and(|w| w.len() != ends.len()) {
+            return Err("weights and ends differ in length".into());
+        }
+        let mut has = vec![0u64; n.div_ceil(64)];
+        for &k in &keys {
+            has[k as usize / 64] |= 1 << (k % 64);
+        }
+        Ok(Lists {
+            keys,
+            offsets,
+            ends,
+            weights,
+            has,
+        })
     }
 
     /// Keys with a list, ascending.
@@ -203,46 +315,82 @@ pub enum Arcs {
 }
 
 /// One rank's share of the graph's edges (see the module docs).
-#[derive(Clone, Debug)]
+///
+/// Two groups of lists hold all four (mode, direction) views: the arcs
+/// into the masters keyed by source are both the push lists of stored
+/// arcs and the pull lists of reversed arcs, and the arcs out of the
+/// masters keyed by target are both the pull lists of stored arcs and the
+/// push lists of reversed arcs. On an undirected graph (one symmetric
+/// CSR) the two groups are equal and only one is kept.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Part {
     rank: usize,
     cuts: Cuts,
-    /// `push[d]`: arcs of direction `d` into this rank's masters, by source.
-    push: [Lists; 2],
-    /// `pull[d]`: arcs of direction `d` out of this rank's masters, by
-    /// target (each list ascending by source).
-    pull: [Lists; 2],
+    /// Arcs `u → v` with `v` a master, keyed by `u`.
+    into: Lists,
+    /// Arcs `u → v` with `u` a master, keyed by `v`; `None` on undirected
+    /// graphs (equal to `into`).
+    out_of: Option<Lists>,
 }
 
 impl Part {
-    /// Rank `rank`'s part of `g` under `cuts`. Reads the whole graph once
-    /// (each rank of a shared-store run builds its own part).
+    /// Rank `rank`'s part of `g` under `cuts`, from the whole graph: every
+    /// vertex's lists filtered to the masters. The reference the
+    /// slice-reading build ([`Part::from_slices`]) is tested against.
     pub fn build(g: &Graph, cuts: Cuts, rank: usize) -> Part {
         let mine = cuts.range(rank);
-        let directed = g.is_directed();
-        let both = |a: &Adjacency, b: &Adjacency| {
-            let (x, y) = rayon::join(
-                || Lists::build(a, mine.clone()),
-                || {
-                    if directed {
-                        Lists::build(b, mine.clone())
-                    } else {
-                        Lists::default()
-                    }
-                },
-            );
-            [x, y]
-        };
-        // Push along out-lists, keeping targets this rank masters; pull
-        // over in-lists (keyed by target, entries are sources), keeping
-        // sources this rank masters. Reversed: the other lists.
-        let (push, pull) = rayon::join(|| both(g.out(), g.inc()), || both(g.inc(), g.out()));
+        let (into, out_of) = rayon::join(
+            || Lists::build(g.out(), mine.clone()),
+            || g.is_directed().then(|| Lists::build(g.inc(), mine.clone())),
+        );
         Part {
             rank,
             cuts,
-            push,
-            pull,
+            into,
+            out_of,
         }
+    }
+
+    /// Rank `rank`'s part of `g` under `cuts`, reading only the masters'
+    /// own lists (their in-lists and out-lists; on a memory-mapped store,
+    /// only those pages) and transposing them. Equal to [`Part::build`].
+    pub fn from_slices(g: &Graph, cuts: Cuts, rank: usize) -> Part {
+        let mine = cuts.range(rank);
+        let (into, out_of) = rayon::join(
+            || Lists::transposed(g.inc(), mine.clone()),
+            || {
+                g.is_directed()
+                    .then(|| Lists::transposed(g.out(), mine.clone()))
+            },
+        );
+        Part {
+            rank,
+            cuts,
+            into,
+            out_of,
+        }
+    }
+
+    /// A part from its pieces (a part file); `None` unless `rank` is one
+    /// of the cuts' ranks.
+    pub fn from_pieces(
+        rank: usize,
+        cuts: Cuts,
+        into: Lists,
+        out_of: Option<Lists>,
+    ) -> Option<Part> {
+        (rank < cuts.ranks()).then_some(Part {
+            rank,
+            cuts,
+            into,
+            out_of,
+        })
+    }
+
+    /// The two groups of lists: arcs into the masters by source, and arcs
+    /// out of them by target (`None` on undirected graphs).
+    pub fn pieces(&self) -> (&Lists, Option<&Lists>) {
+        (&self.into, self.out_of.as_ref())
     }
 
     /// This rank.
@@ -260,28 +408,36 @@ impl Part {
         self.cuts.range(self.rank)
     }
 
-    /// The push lists of direction `d`.
+    fn out_of(&self) -> &Lists {
+        self.out_of.as_ref().unwrap_or(&self.into)
+    }
+
+    /// The push lists of direction `d`: arcs into this rank's masters (of
+    /// the graph with arcs as `d` says), keyed by source.
     pub fn push(&self, d: Arcs) -> &Lists {
-        &self.push[d as usize]
+        match d {
+            Arcs::Out => &self.into,
+            Arcs::In => self.out_of(),
+        }
     }
 
-    /// The pull lists of direction `d`.
+    /// The pull lists of direction `d`: arcs out of this rank's masters,
+    /// keyed by target (each list ascending by source).
     pub fn pull(&self, d: Arcs) -> &Lists {
-        &self.pull[d as usize]
+        match d {
+            Arcs::Out => self.out_of(),
+            Arcs::In => &self.into,
+        }
     }
 
-    /// Arcs stored (each once per mode, per direction kept).
+    /// Arcs stored (each once per group kept).
     pub fn num_entries(&self) -> u64 {
-        self.push
-            .iter()
-            .chain(&self.pull)
-            .map(Lists::num_entries)
-            .sum()
+        self.into.num_entries() + self.out_of.as_ref().map_or(0, Lists::num_entries)
     }
 
     /// Bytes of edge storage.
     pub fn bytes(&self) -> u64 {
-        self.push.iter().chain(&self.pull).map(Lists::bytes).sum()
+        self.into.bytes() + self.out_of.as_ref().map_or(0, Lists::bytes)
     }
 }
 
@@ -312,6 +468,89 @@ mod tests {
         let c = Cuts::balanced(&[1, 1], 4);
         assert_eq!((0..2).map(|v| c.owner(v)).collect::<Vec<_>>().len(), 2);
         assert_eq!((0..4).map(|r| c.range(r).len()).sum::<usize>(), 2);
+    }
+
+    /// Random graphs: directed or not, weighted or not, duplicates and
+    /// self-loops kept, degree-ordered or not.
+    fn random_graphs() -> Vec<Graph> {
+        use plexus_graph::{DuplicatePolicy, VertexOrder};
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut out = Vec::new();
+        for i in 0..24 {
+            let n = 1 + next(60) as usize;
+            let edges: Vec<(VertexId, VertexId, f64)> = (0..next(200))
+                .map(|_| {
+                    let u = next(n as u64) as VertexId;
+                    let v = next(n as u64) as VertexId;
+                    (u, v, next(9) as f64 * 0.5)
+                })
+                .collect();
+            let opts = BuildOptions {
+                directed: i % 2 == 0,
+                duplicates: DuplicatePolicy::Keep,
+                order: if i % 3 == 0 {
+                    VertexOrder::Degree.into()
+                } else {
+                    VertexOrder::None.into()
+                },
+                ..BuildOptions::default()
+            };
+            let g = if i % 4 < 2 {
+                Graph::from_weighted_edges(n, &edges, &opts)
+            } else {
+                let pairs: Vec<_> = edges.iter().map(|e| (e.0, e.1)).collect();
+                Graph::from_edges(n, &pairs, &opts)
+            };
+            out.push(g.expect("valid test graph"));
+        }
+        out
+    }
+
+    #[test]
+    fn parts_read_from_the_masters_slices_equal_parts_from_the_whole_graph() {
+        for g in random_graphs() {
+            let n = g.num_vertices();
+            let deg: Vec<u64> = (0..n as VertexId)
+                .map(|v| (g.out_degree(v) + g.in_degree(v)) as u64)
+                .collect();
+            for p in 1..=4 {
+                let cuts = Cuts::balanced(&deg, p);
+                for r in 0..p {
+                    let whole = Part::build(&g, cuts.clone(), r);
+                    let sliced = Part::from_slices(&g, cuts.clone(), r);
+                    assert_eq!(whole, sliced, "n {n} p {p} rank {r}");
+                    let (into, out_of) = sliced.pieces();
+                    let again = |l: &Lists| {
+                        let (k, o, e, w) = l.raw();
+                        Lists::from_raw(n, k.to_vec(), o.to_vec(), e.to_vec(), w.map(<[_]>::to_vec))
+                            .expect("a built part's lists are valid")
+                    };
+                    assert_eq!(&again(into), into);
+                    if let Some(l) = out_of {
+                        assert_eq!(&again(l), l);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lists_from_bad_arrays_are_refused_with_the_broken_rule() {
+        let ok = Lists::from_raw(4, vec![1, 3], vec![0, 1, 3], vec![0, 1, 2], None);
+        assert!(ok.is_ok());
+        let bad =
+            |k: Vec<u32>, o: Vec<u64>, e: Vec<u32>| Lists::from_raw(4, k, o, e, None).unwrap_err();
+        assert!(bad(vec![3, 1], vec![0, 1, 3], vec![0, 1, 2]).contains("key 1"));
+        assert!(bad(vec![1, 3], vec![0, 2, 2], vec![0, 1]).contains("empty"));
+        assert!(bad(vec![1, 3], vec![0, 1, 3], vec![0, 1, 9]).contains("vertex 9"));
+        assert!(bad(vec![1], vec![0, 1, 3], vec![0, 1, 2]).contains("offsets"));
+        assert!(bad(vec![1, 3], vec![0, 1, 4], vec![0, 1, 2]).contains("ends"));
     }
 
     #[test]
