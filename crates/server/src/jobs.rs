@@ -452,6 +452,25 @@ impl Jobs {
                 .map_err(|e| ApiError::internal(format!("cannot start a worker thread: {e}")))?;
             lock(&jobs.threads).push(h);
         }
+        // Finished managed jobs' results are converted here, off the
+        // request path (O(vertices) each); the thread stops with the queue.
+        let weak = Arc::downgrade(&jobs);
+        let h = std::thread::Builder::new()
+            .name("plexus-serve-collector".into())
+            .spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(20));
+                let Some(j) = weak.upgrade() else { return };
+                if lock(&j.queue).is_none() {
+                    return;
+                }
+                // `collect` returns at once for collected, worker and
+                // unfinished jobs.
+                for r in j.all() {
+                    r.collect();
+                }
+            })
+            .map_err(|e| ApiError::internal(format!("cannot start the collector thread: {e}")))?;
+        lock(&jobs.threads).push(h);
         Ok(jobs)
     }
 
