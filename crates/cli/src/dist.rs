@@ -297,7 +297,7 @@ fn rank_run<C: Comm>(
         }
     }
     let mut outcome = last.context("no run")?;
-    outcome.compute_seconds = median(&runs);
+    outcome.compute_seconds = crate::run::median(&runs);
     let (sent, received) = exec.bytes();
     let (sent, received) = (sent - bytes0.0, received - bytes0.1);
     let steps = exec.steps().split_off(steps0);
@@ -648,15 +648,4 @@ fn verdict(a: &RunArgs, name: &str, o: &Outcome) -> anyhow::Result<()> {
         bail!("{name} on '{}': {e}", a.graph);
     }
     Ok(())
-}
-
-/// The median of `xs` (0 when empty).
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }

@@ -204,7 +204,8 @@ pub(crate) fn driver_pagerank_config(
     Ok(cfg)
 }
 
-fn median(xs: &[f64]) -> f64 {
+/// The median of `xs` (0 when empty).
+pub(crate) fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     match v.len() {

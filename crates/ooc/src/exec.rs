@@ -520,16 +520,7 @@ impl Executor for OocExecutor {
         if let Ok(mut s) = self.steps.lock() {
             s.push(stats);
         }
-        let next = match mode {
-            Mode::Sparse => VertexSubset::from_ids(n, ids),
-            Mode::Dense => {
-                let mut words = vec![0u64; n.div_ceil(64)];
-                for v in ids {
-                    words[v as usize / 64] |= 1 << (v % 64);
-                }
-                VertexSubset::from_bitmap(n, words)
-            }
-        };
+        let next = crate::step::next_frontier(mode, n, ids);
         Step { next, mode }
     }
 }

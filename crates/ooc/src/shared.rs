@@ -282,16 +282,7 @@ where
 
     fn end(&mut self, exec: &OocExecutor, ids: Vec<VertexId>) {
         let n = exec.graph().num_vertices();
-        let next = match self.mode {
-            Mode::Sparse => VertexSubset::from_ids(n, ids),
-            Mode::Dense => {
-                let mut words = vec![0u64; n.div_ceil(64)];
-                for v in ids {
-                    words[v as usize / 64] |= 1 << (v % 64);
-                }
-                VertexSubset::from_bitmap(n, words)
-            }
-        };
+        let next = crate::step::next_frontier(self.mode, n, ids);
         self.frontier = None;
         self.driver.activated(exec, next);
     }

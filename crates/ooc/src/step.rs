@@ -179,6 +179,27 @@ impl<'a, P: VertexProgram> DenseVisit<'a, P> {
 }
 
 /// Applies the slot of the vertex gathered in pieces (`cur`), if any.
+/// The next frontier of a step from the vertices it activated: a sparse
+/// subset after a push step, a bitmap after a pull step.
+pub(crate) fn next_frontier(
+    mode: plexus_engine::edge_map::Mode,
+    n: usize,
+    ids: Vec<VertexId>,
+) -> plexus_engine::subset::VertexSubset {
+    use plexus_engine::edge_map::Mode;
+    use plexus_engine::subset::VertexSubset;
+    match mode {
+        Mode::Sparse => VertexSubset::from_ids(n, ids),
+        Mode::Dense => {
+            let mut words = vec![0u64; n.div_ceil(64)];
+            for v in ids {
+                words[v as usize / 64] |= 1 << (v % 64);
+            }
+            VertexSubset::from_bitmap(n, words)
+        }
+    }
+}
+
 fn close<P: VertexProgram>(
     p: &P,
     cur: &mut Option<(VertexId, bool, Option<P::Msg>)>,
