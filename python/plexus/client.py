@@ -127,17 +127,13 @@ class Client:
             q = {k: _query_value(v) for k, v in query.items() if v is not None}
             url += "?" + urllib.parse.urlencode(q)
         data: Any = None
-        headers = {"Accept": "application/json"}
+        headers = self._headers(None)
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = content_type
         elif raw is not None:
             data = raw
             headers["Content-Type"] = content_type
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        if self.client_id:
-            headers["X-Plexus-Client"] = self.client_id
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             return urllib.request.urlopen(req, timeout=timeout or self.timeout)
@@ -145,6 +141,16 @@ class Client:
             raise _error(e.code, e.read()) from None
         except urllib.error.URLError as e:
             raise ConnectionError(f"cannot reach plexus serve at {self.url}: {e.reason}") from None
+
+    def _headers(self, content_type: Optional[str]) -> Dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        if self.client_id:
+            headers["X-Plexus-Client"] = self.client_id
+        return headers
 
     def _json(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
         with self._request(method, path, body, **kw) as resp:
@@ -202,13 +208,70 @@ class Client:
                 local = os.fspath(upload)  # type: ignore[arg-type]
                 data = _file_body(local)
                 fname = filename or os.path.basename(local)
+            if not options.get("force") and self._exists(name):
+                raise ServerError(409, f"a graph named '{name}' already exists (set force=True to replace it)")
             q = {"name": name, "filename": fname, **options}
-            got = self._json("POST", "/api/graphs", raw=data, query=q, content_type="application/octet-stream")
+            got = self._upload("/api/graphs", q, data)
         job = RemoteJob(self, int(got["id"]), got)
         if wait:
             job.wait()
             job._raise_if_failed()
         return job
+
+    def _exists(self, name: str) -> bool:
+        try:
+            self.graph(name)
+        except NotFound:
+            return False
+        return True
+
+    def _upload(self, path: str, query: Mapping[str, Any], body: Any) -> Any:
+        """POSTs `body` (bytes, or a `_Body` over a file) through
+        http.client, so that an answer the server gives before it has read
+        the whole body (413 over --max-upload, 409) is read rather than
+        lost to a broken pipe."""
+        import http.client
+
+        u = urllib.parse.urlsplit(self.url)
+        cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+        conn = cls(u.hostname or "127.0.0.1", u.port, timeout=self.timeout)
+        q = urllib.parse.urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
+        try:
+            conn.putrequest("POST", f"{u.path.rstrip('/')}{path}?{q}")
+            for k, v in self._headers("application/octet-stream").items():
+                conn.putheader(k, v)
+            conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders()
+            try:
+                if isinstance(body, bytes):
+                    conn.send(body)
+                else:
+                    while True:
+                        chunk = body.read(1 << 20)
+                        if not chunk:
+                            break
+                        conn.send(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server answered before reading it all: read that
+            try:
+                resp = conn.getresponse()
+                text = resp.read()
+            except (OSError, http.client.HTTPException) as e:
+                raise ConnectionError(
+                    f"plexus serve at {self.url} closed the connection during the upload ({e}); "
+                    "it refuses uploads over its --max-upload"
+                ) from None
+        except OSError as e:
+            if isinstance(e, ConnectionError) and "during the upload" in str(e):
+                raise
+            raise ConnectionError(f"cannot reach plexus serve at {self.url}: {e}") from None
+        finally:
+            conn.close()
+            if not isinstance(body, bytes):
+                body.close()
+        if resp.status >= 400:
+            raise _error(resp.status, text)
+        return json.loads(text)
 
     def delete_graph(self, name: str) -> None:
         """Removes a stored graph (409 while unfinished jobs read it)."""
@@ -470,6 +533,10 @@ class _Body(io.RawIOBase):
 
     def readable(self) -> bool:
         return True
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
 
 
 def _have_pyarrow() -> bool:

@@ -261,3 +261,19 @@ def test_a_token_is_required_when_set(tmp_path):
     finally:
         stop(p)
     assert p.returncode == 0
+
+
+def test_an_upload_over_the_limit_is_refused_with_413(tmp_path):
+    cli(tmp_path, "generate", "kron", "--scale", "6", "--name", "k6")
+    p, url = start(tmp_path, "--max-upload", "4K")
+    try:
+        big = tmp_path / "big.el"
+        big.write_text("".join(f"{i} {i + 1}\n" for i in range(200_000)))
+        c = plexus.Client(url)
+        for _ in range(3):
+            with pytest.raises(plexus.ServerError) as e:
+                c.import_graph("big", upload=str(big))
+            assert e.value.status == 413
+        assert "big" not in [g["name"] for g in c.graphs()]
+    finally:
+        stop(p)
