@@ -237,22 +237,18 @@ class Client:
         conn = cls(u.hostname or "127.0.0.1", u.port, timeout=self.timeout)
         q = urllib.parse.urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
         try:
-            conn.putrequest("POST", f"{u.path.rstrip('/')}{path}?{q}")
-            for k, v in self._headers("application/octet-stream").items():
-                conn.putheader(k, v)
-            conn.putheader("Content-Length", str(len(body)))
-            conn.endheaders()
             try:
-                if isinstance(body, bytes):
-                    conn.send(body)
-                else:
-                    while True:
-                        chunk = body.read(1 << 20)
-                        if not chunk:
-                            break
-                        conn.send(chunk)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the server answered before reading it all: read that
+                conn.putrequest("POST", f"{u.path.rstrip('/')}{path}?{q}")
+                for k, v in self._headers("application/octet-stream").items():
+                    conn.putheader(k, v)
+                conn.putheader("Content-Length", str(len(body)))
+                conn.endheaders()
+                try:
+                    _send(conn, body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the server answered before reading it all: read that
+            except OSError as e:
+                raise ConnectionError(f"cannot reach plexus serve at {self.url}: {e}") from None
             try:
                 resp = conn.getresponse()
                 text = resp.read()
@@ -261,10 +257,6 @@ class Client:
                     f"plexus serve at {self.url} closed the connection during the upload ({e}); "
                     "it refuses uploads over its --max-upload"
                 ) from None
-        except OSError as e:
-            if isinstance(e, ConnectionError) and "during the upload" in str(e):
-                raise
-            raise ConnectionError(f"cannot reach plexus serve at {self.url}: {e}") from None
         finally:
             conn.close()
             if not isinstance(body, bytes):
@@ -504,6 +496,18 @@ def _plain(params: Mapping[str, Any]) -> Dict[str, Any]:
             continue
         out[k] = v.item() if isinstance(v, np.generic) else v
     return out
+
+
+def _send(conn: Any, body: Any) -> None:
+    """Writes `body` (bytes, or a file-like `_Body`) to `conn` in 1 MiB pieces."""
+    if isinstance(body, bytes):
+        conn.send(body)
+        return
+    while True:
+        chunk = body.read(1 << 20)
+        if not chunk:
+            return
+        conn.send(chunk)
 
 
 def _file_body(path: str) -> Any:
