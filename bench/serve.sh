@@ -84,9 +84,12 @@ done
 status=0
 python3 bench/serve_load.py --url "http://127.0.0.1:$port" --jobs "$out/jobs.toml" \
     --batch-dir "$out/batch" --clients "$clients" --check-every "$check" --poll "$poll" "${loop[@]}" "${extra[@]}" --json > "$out/load.json" || status=$?
+curl -sf "http://127.0.0.1:$port/metrics" > "$out/metrics.txt" || true
 kill -TERM $server; wait $server || true
 trap - EXIT
 
+python3 -c "import json; b=json.load(open('$out/batch.json')); print('batch passes', b.get('passes', b.get('stats', {}).get('passes')))" || true
+grep -E '^plexus_scan_(passes|task_chunks)_total|^plexus_topology_bytes_read_total' "$out/metrics.txt" || true
 serve_wall=$(python3 -c "import json; print(json.load(open('$out/load.json'))['wall_seconds'])")
 cat "$out/load.json"
 printf 'batch %s jobs: %.2f s (process, load included); server: %.2f s from first submit to last result; ratio %.2f\n' \

@@ -93,6 +93,9 @@ def main():
     jobs = job_bodies(a.jobs)
     lock = threading.Lock()
     results, latencies, errors, ids = {}, [], [], []
+    # Client-side times of the last 202, and the server's own submission and
+    # end times of every job (submitted_unix, + elapsed_seconds once ended).
+    marks, spans = {}, []
     deadline = time.monotonic() + a.timeout
     while request(a.url + "/api/health", timeout=2)[0] != 200:
         if time.monotonic() > deadline:
@@ -113,6 +116,7 @@ def main():
         jid = json.loads(raw)["id"]
         with lock:
             ids.append(jid)
+            marks["last_accepted"] = time.perf_counter()
         return jid
 
     def finish(i, jid, name):
@@ -131,6 +135,9 @@ def main():
             if v.get("state") in ("done", "failed", "cancelled"):
                 break
             time.sleep(a.poll)
+        if "submitted_unix" in v and "elapsed_seconds" in v:
+            with lock:
+                spans.append((v["submitted_unix"], v["submitted_unix"] + v["elapsed_seconds"]))
         if v.get("state") != "done":
             with lock:
                 errors.append(f"{jname}: job {jid} ended {v.get('state')}: {v.get('error')}")
@@ -187,6 +194,8 @@ def main():
         "done": len(results), "checked": sum(1 for g in results.values() if g is not None),
         "mismatched": mismatched, "wall_seconds": wall,
         "jobs_per_second": len(results) / wall if wall > 0 else 0.0,
+        "last_accepted_seconds": marks.get("last_accepted", start) - start,
+        "server_span_seconds": (max(e for _, e in spans) - min(s for s, _ in spans)) if spans else None,
         "status_gets": len(latencies), "status_p50_ms": pick(0.50) * 1e3, "status_p99_ms": pick(0.99) * 1e3,
         "errors": errors[:20],
     }

@@ -647,15 +647,14 @@ fn shared_loop(inner: Arc<Inner>) {
             let g = group.snapshot.graph();
             let sssp = matches!(job.resolved, Some(crate::spec::Resolved::Sssp { .. }));
             let fuse = inner.cfg.fuse && job.fusable() && (inner.cfg.fuse_sssp || !sssp);
-            // PageRank jobs of the first wave that a damping series can
-            // serve go to one (one per precision), never to lanes; jobs
-            // arriving once a series runs go to lanes.
+            // PageRank jobs admitted together that a damping series can
+            // serve go to one (one per precision and wave), never to lanes:
+            // a series cannot take a job once it has started, so each
+            // boundary's arrivals start their own (a stream of submissions
+            // arrives in waves, and a series costs one gather per edge
+            // however many jobs it serves, where lanes cost one per job).
             let series = fuse
                 && inner.cfg.pagerank_series
-                && !group
-                    .tasks
-                    .iter()
-                    .any(|t| t.pagerank_series() == Some(true))
                 && matches!(&job.resolved, Some(crate::spec::Resolved::PageRank(c))
                     if crate::lanes::pagerank_series::fits(g, c));
             if series {

@@ -135,15 +135,20 @@ impl JobOutput {
                 iterations,
                 converged,
             } => {
-                let mut order: Vec<usize> = (0..rank.len()).collect();
-                let k = order.len().min(3);
-                if k > 0 {
-                    order.select_nth_unstable_by(k - 1, |&a, &b| {
-                        rank[b].total_cmp(&rank[a]).then(a.cmp(&b))
-                    });
-                    order[..k].sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(a.cmp(&b)));
+                // The 3 largest ranks, ties by smaller id: one pass, no
+                // per-vertex scratch (kept is sorted best first).
+                let mut kept: Vec<usize> = Vec::with_capacity(4);
+                let better =
+                    |a: usize, b: usize| rank[a].total_cmp(&rank[b]).then(b.cmp(&a)).is_gt();
+                for v in 0..rank.len() {
+                    if kept.len() == 3 && !better(v, kept[2]) {
+                        continue;
+                    }
+                    let at = kept.partition_point(|&e| better(e, v));
+                    kept.insert(at, v);
+                    kept.truncate(3);
                 }
-                let top: Vec<Value> = order[..k]
+                let top: Vec<Value> = kept
                     .iter()
                     .map(|&v| json!({"id": self.ext_json(v as u32), "rank": rank[v]}))
                     .collect();
@@ -255,6 +260,29 @@ mod tests {
             snapshot: Arc::new(Snapshot::new("g", SnapshotId(1), g)),
             values,
         }
+    }
+
+    #[test]
+    fn pagerank_summary_is_the_top_three_ties_by_smaller_id() {
+        let pr = output(Values::PageRank {
+            rank: vec![0.1, 0.3, 0.25, 0.3, 0.05],
+            iterations: 7,
+            converged: true,
+        });
+        let s = pr.summary();
+        let ids: Vec<&Value> = s["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| &t["id"])
+            .collect();
+        assert_eq!(ids, [&json!(1), &json!(3), &json!(2)], "{s}");
+        let two = output(Values::PageRank {
+            rank: vec![0.5, 0.5],
+            iterations: 1,
+            converged: false,
+        });
+        assert_eq!(two.summary()["top"].as_array().unwrap().len(), 2);
     }
 
     #[test]

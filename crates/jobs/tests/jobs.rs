@@ -825,11 +825,11 @@ fn pagerank_precisions_fuse_apart_and_match_the_engine_bit_for_bit() {
 /// stopping rule run as damping series (one per precision): every job's
 /// ranks equal the engine's within rounding, with the engine's iteration
 /// count and `converged`, dampings 0 and 0.99 included. A job that arrives
-/// once the series runs, and a tolerance-stopped job on a graph with
-/// isolated vertices (the engine eliminates those), run in lanes and match
-/// bit for bit.
+/// once the series runs starts a series of its own (within rounding too); a
+/// tolerance-stopped job on a graph with isolated vertices (the engine
+/// eliminates those) runs in lanes and matches bit for bit.
 #[test]
-fn damping_series_match_the_engine_and_late_jobs_run_in_lanes() {
+fn damping_series_match_the_engine_and_late_jobs_start_their_own() {
     let base = medium_graph(true);
     // The same arcs plus 100 isolated vertices, undirected.
     let edges: Vec<(u32, u32, u8)> = (0..base.num_vertices() as VertexId)
@@ -922,7 +922,7 @@ fn damping_series_match_the_engine_and_late_jobs_run_in_lanes() {
         // differ in the last bits (in lanes none would).
         assert!(rounded > 0, "no job ran in a series");
         check(snap.graph(), &long, long_h.take_result().unwrap().values());
-        check_exact(snap.graph(), &late, late_h.take_result().unwrap().values());
+        check(snap.graph(), &late, late_h.take_result().unwrap().values());
     }
 }
 

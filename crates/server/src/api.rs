@@ -382,10 +382,32 @@ fn job_id(s: &str) -> Result<u64, ApiError> {
         .map_err(|_| ApiError::bad_request(format!("'{s}' is not a job id")))
 }
 
-async fn job_status(State(st): St, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+/// `?digest=true` on a job's status or events: add the result's digest.
+#[derive(serde::Deserialize, Default)]
+struct DigestQuery {
+    digest: Option<String>,
+}
+
+impl DigestQuery {
+    fn wanted(&self) -> Result<bool, ApiError> {
+        match self.digest.as_deref() {
+            None | Some("false") | Some("0") => Ok(false),
+            Some("true") | Some("1") | Some("") => Ok(true),
+            Some(x) => Err(ApiError::bad_request(format!(
+                "digest must be true or false, not '{x}'"
+            ))),
+        }
+    }
+}
+
+async fn job_status(
+    State(st): St,
+    Path(id): Path<String>,
+    Query(q): Query<DigestQuery>,
+) -> Result<Json<Value>, ApiError> {
     let r = st.jobs.get(job_id(&id)?)?;
     let done = r.state() == JobState::Done;
-    if done {
+    if done && q.wanted()? {
         let r2 = Arc::clone(&r);
         return blocking(move || Ok(jobs::view_json(&r2, true)))
             .await
@@ -413,14 +435,16 @@ async fn delete_job(State(st): St, Path(id): Path<String>) -> Result<Json<Value>
 }
 
 /// Server-Sent Events: `progress` whenever the status changes (polled
-/// every 100 ms), then one `status` event with the final status and the
-/// result digest, then the stream ends. A client that goes away only
-/// drops its stream.
+/// every 100 ms), then one `status` event with the final status (and the
+/// result digest with `?digest=true`), then the stream ends. A client
+/// that goes away only drops its stream.
 async fn job_events(
     State(st): St,
     Path(id): Path<String>,
+    Query(q): Query<DigestQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let r = st.jobs.get(job_id(&id)?)?;
+    let with_digest = q.wanted()?;
     struct S {
         r: Arc<jobs::JobRecord>,
         last: String,
@@ -431,7 +455,7 @@ async fn job_events(
         last: String::new(),
         done: false,
     };
-    let s = stream::unfold(init, |mut s| async move {
+    let s = stream::unfold(init, move |mut s| async move {
         if s.done {
             return None;
         }
@@ -439,7 +463,7 @@ async fn job_events(
             let view = s.r.view();
             if view.state.is_terminal() {
                 let r = Arc::clone(&s.r);
-                let v = tokio::task::spawn_blocking(move || jobs::view_json(&r, true))
+                let v = tokio::task::spawn_blocking(move || jobs::view_json(&r, with_digest))
                     .await
                     .unwrap_or(Value::Null);
                 s.done = true;

@@ -107,7 +107,8 @@ struct Outcome {
     collected: bool,
     table: Option<Arc<ResultTable>>,
     summary: Value,
-    digest: Value,
+    /// The top-k digest, computed on first request (O(vertices)).
+    digest: Option<Value>,
 }
 
 /// One job of the server.
@@ -297,9 +298,7 @@ impl JobRecord {
             JobState::Done => {
                 if let Ok(out) = h.take_result() {
                     o.summary = out.summary();
-                    let t = ResultTable::of_output(out);
-                    o.digest = t.digest(DIGEST_ROWS);
-                    o.table = Some(Arc::new(t));
+                    o.table = Some(Arc::new(ResultTable::of_output(out)));
                 }
                 o.collected = true;
             }
@@ -333,10 +332,24 @@ impl JobRecord {
         })
     }
 
-    /// The top-k digest of a finished job (`null` before).
+    /// The top-k digest of a finished job (`null` before, and for a job
+    /// without a per-vertex result); computed on the first call, outside
+    /// the record's lock.
     pub fn digest(&self) -> Value {
         self.collect();
-        lock(&self.outcome).digest.clone()
+        let table = {
+            let o = lock(&self.outcome);
+            if let Some(d) = &o.digest {
+                return d.clone();
+            }
+            match &o.table {
+                Some(t) => Arc::clone(t),
+                None => return Value::Null,
+            }
+        };
+        let d = table.digest(DIGEST_ROWS);
+        lock(&self.outcome).digest = Some(d.clone());
+        d
     }
 
     /// Waits until the job ends or `timeout` passes; the state seen last.
@@ -710,7 +723,6 @@ fn run_task(t: Task) {
         Ok(Ok(f)) => {
             o.summary = f.summary;
             if let Some(table) = f.table {
-                o.digest = table.digest(DIGEST_ROWS);
                 w.state_bytes.store(table.size_bytes(), Ordering::Relaxed);
                 o.table = Some(Arc::new(table));
             }
@@ -743,7 +755,8 @@ fn run_task(t: Task) {
     w.changed.notify_all();
 }
 
-/// The JSON of a job view with its digest (the web page's finished-job card).
+/// The JSON of a job view, with its digest when asked (the web page's
+/// finished-job card).
 pub fn view_json(r: &JobRecord, with_digest: bool) -> Value {
     let digest = with_digest.then(|| r.digest());
     let mut v = serde_json::to_value(r.view()).unwrap_or(Value::Null);

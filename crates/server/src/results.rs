@@ -2,7 +2,7 @@
 //! JSON, CSV, Parquet or an Arrow IPC stream in blocks of rows, so that a
 //! download is streamed rather than built in memory as text.
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array,
@@ -58,18 +58,32 @@ impl Format {
 pub struct ResultTable {
     /// The version the job ran on.
     pub snapshot: Arc<Snapshot>,
-    /// Named columns in the registry's order.
-    pub columns: Vec<(&'static str, Column)>,
+    /// Named columns in the registry's order (a derived last column, SSSP's
+    /// parents, is not among them until first needed: see [`Self::columns`]).
+    columns: Vec<(&'static str, Column)>,
     /// Graphalytics conventions (BFS depth of unreached vertices i64::MAX).
     pub graphalytics: bool,
+    /// SSSP's parent column, derived from the distances (one pass over the
+    /// edges) on the first download, not when the job ends: a client that
+    /// reads only the status never pays for it.
+    parents: Option<DerivedParents>,
+}
+
+/// SSSP parents derived on demand from the first (distance) column.
+struct DerivedParents {
+    source: u32,
+    column: OnceLock<Column>,
 }
 
 impl ResultTable {
     /// The columns of a managed job's output, named as `plexus run` names
     /// them (SSSP parents derived from the distances, as `plexus run` does).
+    ///
+    /// O(1) apart from moving the vectors: SSSP's parents are derived on
+    /// first use ([`Self::columns`]).
     pub fn of_output(out: JobOutput) -> ResultTable {
         let snapshot = Arc::clone(out.snapshot());
-        let parents = out.values().sssp_parents(snapshot.graph());
+        let mut parents = None;
         let columns = match out.into_values() {
             Values::Bfs { depth, parent, .. } => {
                 vec![
@@ -77,10 +91,13 @@ impl ResultTable {
                     ("parent", Column::Vertex(parent)),
                 ]
             }
-            Values::Sssp { dist, .. } => vec![
-                ("distance", Column::Float(dist)),
-                ("parent", Column::Vertex(parents.unwrap_or_default())),
-            ],
+            Values::Sssp { dist, source, .. } => {
+                parents = Some(DerivedParents {
+                    source,
+                    column: OnceLock::new(),
+                });
+                vec![("distance", Column::Float(dist))]
+            }
             Values::PageRank { rank, .. } => vec![("rank", Column::Float(rank))],
             Values::Wcc { component, .. } => vec![("component", Column::Vertex(component))],
             Values::Cdlp { label, .. } => vec![("label", Column::Natural(label))],
@@ -89,7 +106,47 @@ impl ResultTable {
             snapshot,
             columns,
             graphalytics: false,
+            parents,
         }
+    }
+
+    /// A table of the given columns (a worker job's output).
+    pub fn new(
+        snapshot: Arc<Snapshot>,
+        columns: Vec<(&'static str, Column)>,
+        graphalytics: bool,
+    ) -> ResultTable {
+        ResultTable {
+            snapshot,
+            columns,
+            graphalytics,
+            parents: None,
+        }
+    }
+
+    /// Every column, named, in order; derives SSSP's parents on the first
+    /// call (O(edges)).
+    pub fn columns(&self) -> Vec<(&'static str, &Column)> {
+        let mut cols: Vec<(&'static str, &Column)> =
+            self.columns.iter().map(|(n, c)| (*n, c)).collect();
+        if let Some(d) = &self.parents {
+            let col = d.column.get_or_init(|| {
+                let Some((_, Column::Float(dist))) = self.columns.first() else {
+                    return Column::Vertex(Vec::new());
+                };
+                let cfg = plexus_engine::algo::sssp::Config {
+                    source: d.source,
+                    delta: None,
+                };
+                Column::Vertex(plexus_engine::algo::sssp::parents_of(
+                    self.graph(),
+                    &cfg,
+                    dist,
+                ))
+            });
+            cols.push(("parent", col));
+        }
+        cols
     }
 
     fn graph(&self) -> &Graph {
@@ -103,9 +160,12 @@ impl ResultTable {
 
     /// Bytes the columns hold.
     pub fn size_bytes(&self) -> u64 {
+        let derived = self.parents.as_ref().and_then(|d| d.column.get());
         self.columns
             .iter()
-            .map(|(_, c)| match c {
+            .map(|(_, c)| c)
+            .chain(derived)
+            .map(|c| match c {
                 Column::Depth(x) | Column::Vertex(x) | Column::Natural(x) => 4 * x.len(),
                 Column::Int(x) => 8 * x.len(),
                 Column::Float(x) => 8 * x.len(),
@@ -154,13 +214,14 @@ impl ResultTable {
     }
 
     fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let cols = self.columns();
         let mut names = vec!["id"];
-        names.extend(self.columns.iter().map(|(n, _)| *n));
+        names.extend(cols.iter().map(|(n, _)| *n));
         write!(w, "{{\"columns\":{},\"rows\":[", json!(names))?;
         for v in 0..self.rows() {
             let mut row = Vec::with_capacity(names.len());
             row.push(self.ext_json(v as u32));
-            row.extend(self.columns.iter().map(|(_, c)| self.json_cell(c, v)));
+            row.extend(cols.iter().map(|(_, c)| self.json_cell(c, v)));
             if v > 0 {
                 w.write_all(b",")?;
             }
@@ -201,8 +262,9 @@ impl ResultTable {
     }
 
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let cols = self.columns();
         let mut line = String::from("id");
-        for (n, _) in &self.columns {
+        for (n, _) in &cols {
             line.push(',');
             line.push_str(n);
         }
@@ -212,7 +274,7 @@ impl ResultTable {
         for v in 0..self.rows() {
             line.clear();
             csv_text(&g.ids().external_string(v as u32), &mut line);
-            for (_, c) in &self.columns {
+            for (_, c) in &cols {
                 line.push(',');
                 self.csv_cell(c, v, &mut line);
             }
@@ -247,7 +309,7 @@ impl ResultTable {
             _ => DataType::Int64,
         };
         let mut fields = vec![Field::new("id", id_type.clone(), true)];
-        for (name, c) in &self.columns {
+        for (name, c) in self.columns() {
             let t = match c {
                 Column::Depth(_) => DataType::Int64,
                 Column::Vertex(_) | Column::Natural(_) => id_type.clone(),
@@ -255,7 +317,7 @@ impl ResultTable {
                 Column::Float(_) => DataType::Float64,
                 Column::Bool(_) => DataType::Boolean,
             };
-            fields.push(Field::new(*name, t, true));
+            fields.push(Field::new(name, t, true));
         }
         Arc::new(Schema::new(fields))
     }
@@ -264,7 +326,7 @@ impl ResultTable {
     fn batch(&self, schema: &Arc<Schema>, lo: usize, hi: usize) -> Result<RecordBatch, String> {
         let g = self.graph();
         let mut arrays: Vec<ArrayRef> = vec![self.id_array(lo, hi, |v| Some(v as u32))];
-        for (_, c) in &self.columns {
+        for (_, c) in self.columns() {
             let arr: ArrayRef = match c {
                 Column::Depth(d) => {
                     Arc::new(Int64Array::from_iter(d[lo..hi].iter().map(|&x| match x {
@@ -319,60 +381,52 @@ impl ResultTable {
     }
 
     /// What the web page plots: the top `k` rows by the first float
-    /// column (ranks, distances: largest first) and a log2 histogram of
-    /// that column, or for vertex-valued columns (components, labels) the
-    /// sizes of the groups, largest first, and their log2 histogram.
+    /// column (ranks, distances: largest first, ties by smaller id) and a
+    /// log2 histogram of that column, or for vertex-valued columns
+    /// (components, labels) the sizes of the groups, largest first, and
+    /// their log2 histogram. O(rows) time, O(rows) scratch for groups.
     pub fn digest(&self, k: usize) -> Value {
         let Some((name, col)) = self.columns.first() else {
             return Value::Null;
         };
         match col {
             Column::Float(x) => {
-                let mut order: Vec<usize> = (0..x.len()).filter(|&v| x[v].is_finite()).collect();
-                let k = k.min(order.len());
-                if k > 0 {
-                    order.select_nth_unstable_by(k - 1, |&a, &b| x[b].total_cmp(&x[a]));
-                    order[..k].sort_by(|&a, &b| x[b].total_cmp(&x[a]));
-                }
-                let top: Vec<Value> = order[..k]
-                    .iter()
-                    .map(|&v| json!({"id": self.ext_json(v as u32), "value": x[v]}))
+                let top: Vec<Value> = top_k(x.len(), k, |v| x[v].is_finite().then_some(x[v]))
+                    .into_iter()
+                    .map(|v| json!({"id": self.ext_json(v as u32), "value": x[v]}))
                     .collect();
-                let positive: Vec<f64> = x
-                    .iter()
-                    .copied()
-                    .filter(|v| v.is_finite() && *v > 0.0)
-                    .collect();
-                json!({"column": name, "top": top, "histogram": log2_histogram_f64(&positive)})
+                json!({"column": name, "top": top, "histogram": log2_histogram_f64(x)})
             }
             Column::Vertex(x) | Column::Natural(x) => {
-                let mut sizes = std::collections::HashMap::<u32, u64>::new();
+                // Group keys are vertex ids (internal or natural, < rows).
+                let mut sizes = vec![0u64; x.len()];
                 for &c in x.iter().filter(|&&c| c != u32::MAX) {
-                    *sizes.entry(c).or_default() += 1;
+                    if let Some(s) = sizes.get_mut(c as usize) {
+                        *s += 1;
+                    }
                 }
-                let mut groups: Vec<(u32, u64)> = sizes.into_iter().collect();
-                groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                let groups = sizes.iter().filter(|&&s| s > 0).count();
                 let g = self.graph();
                 let natural = matches!(col, Column::Natural(_));
-                let top: Vec<Value> = groups
-                    .iter()
-                    .take(k)
-                    .map(|&(c, s)| {
-                        let v = if natural { g.from_natural(c) } else { c };
-                        json!({"id": self.ext_json(v), "size": s})
-                    })
-                    .collect();
-                let sizes: Vec<u64> = groups.iter().map(|g| g.1).collect();
-                json!({"column": name, "groups": groups.len(), "top": top,
+                let top: Vec<Value> = top_k(sizes.len(), k, |c| {
+                    (sizes[c] > 0).then_some(sizes[c] as f64)
+                })
+                .into_iter()
+                .map(|c| {
+                    let c = c as u32;
+                    let v = if natural { g.from_natural(c) } else { c };
+                    json!({"id": self.ext_json(v), "size": sizes[c as usize]})
+                })
+                .collect();
+                json!({"column": name, "groups": groups, "top": top,
                        "histogram": log2_histogram(&sizes)})
             }
             Column::Depth(d) => {
-                let reached: Vec<u64> = d
-                    .iter()
-                    .filter(|&&x| x != u32::MAX)
-                    .map(|&x| x as u64 + 1)
-                    .collect();
-                json!({"column": name, "histogram": log2_histogram(&reached)})
+                let mut bins = [0u64; 65];
+                for &x in d.iter().filter(|&&x| x != u32::MAX) {
+                    bins[log2_floor(x as u64 + 1)] += 1;
+                }
+                json!({"column": name, "histogram": bins_json(&bins)})
             }
             Column::Int(x) => json!({"column": name, "histogram": log2_histogram(x)}),
             Column::Bool(x) => {
@@ -380,6 +434,46 @@ impl ResultTable {
             }
         }
     }
+}
+
+/// The rows (indices `< n`) with the `k` largest keys, largest first, ties
+/// by smaller index; rows whose key is `None` are left out. One pass, O(k)
+/// memory.
+fn top_k(n: usize, k: usize, key: impl Fn(usize) -> Option<f64>) -> Vec<usize> {
+    // Ascending by (key, Reverse(index)): the first entry is the weakest.
+    let better = |a: (f64, usize), b: (f64, usize)| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
+    let mut kept: Vec<(f64, usize)> = Vec::with_capacity(k + 1);
+    if k == 0 {
+        return Vec::new();
+    }
+    for v in 0..n {
+        let Some(x) = key(v) else { continue };
+        if kept.len() == k && !better((x, v), kept[0]) {
+            continue;
+        }
+        let at = kept.partition_point(|&e| better((x, v), e));
+        kept.insert(at, (x, v));
+        if kept.len() > k {
+            kept.remove(0);
+        }
+    }
+    kept.iter().rev().map(|&(_, v)| v).collect()
+}
+
+/// ⌊log2 x⌋ for x ≥ 1.
+fn log2_floor(x: u64) -> usize {
+    63 - x.leading_zeros() as usize
+}
+
+/// Non-empty bins `[2^i, 2^(i+1))` as `[[2^i, count], ...]`.
+fn bins_json(bins: &[u64; 65]) -> Value {
+    Value::Array(
+        bins.iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| json!([1u64 << i.min(63), c]))
+            .collect(),
+    )
 }
 
 /// Quotes a CSV field when it needs it.
@@ -398,27 +492,161 @@ fn csv_text(s: &str, out: &mut String) {
 pub fn log2_histogram(xs: &[u64]) -> Value {
     let mut bins = [0u64; 65];
     for &x in xs.iter().filter(|&&x| x > 0) {
-        bins[63 - x.leading_zeros() as usize] += 1;
+        bins[log2_floor(x)] += 1;
     }
-    let rows: Vec<Value> = bins
-        .iter()
-        .enumerate()
-        .filter(|(_, &c)| c > 0)
-        .map(|(i, &c)| json!([1u64 << i.min(63), c]))
-        .collect();
-    Value::Array(rows)
+    bins_json(&bins)
 }
 
-/// Counts of positive values in bins `[2^i, 2^(i+1))` for integer `i`
-/// (negative for values below 1), as `[[2^i, count], ...]`.
+/// The exponent bias of an f64 plus its mantissa bits: the bin offset that
+/// makes every finite positive value's ⌊log2⌋ (−1074 to 1023) an index.
+const F64_BIN_OFFSET: i32 = 1074;
+
+/// ⌊log2 x⌋ of a finite positive f64, exactly (from its bits).
+fn f64_log2_floor(x: f64) -> i32 {
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0 {
+        // Subnormal: the value is mantissa · 2^-1074.
+        let m = bits & ((1u64 << 52) - 1);
+        log2_floor(m) as i32 - F64_BIN_OFFSET
+    } else {
+        exp - 1023
+    }
+}
+
+/// 2^i for −1074 ≤ i ≤ 1023, exactly.
+fn pow2(i: i32) -> f64 {
+    if i >= -1022 {
+        f64::from_bits(((i + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (i + F64_BIN_OFFSET))
+    }
+}
+
+/// Counts of finite positive values in bins `[2^i, 2^(i+1))` for integer
+/// `i` (negative for values below 1), as `[[2^i, count], ...]`; other
+/// values are left out.
 fn log2_histogram_f64(xs: &[f64]) -> Value {
-    let mut bins = std::collections::BTreeMap::<i32, u64>::new();
-    for &x in xs {
-        *bins.entry(x.log2().floor() as i32).or_default() += 1;
+    let mut bins = vec![0u64; (F64_BIN_OFFSET + 1024) as usize];
+    for &x in xs.iter().filter(|x| x.is_finite() && **x > 0.0) {
+        bins[(f64_log2_floor(x) + F64_BIN_OFFSET) as usize] += 1;
     }
     Value::Array(
-        bins.into_iter()
-            .map(|(i, c)| json!([2f64.powi(i), c]))
+        bins.iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| json!([pow2(i as i32 - F64_BIN_OFFSET), c]))
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_is_the_k_largest_ties_by_smaller_index() {
+        let xs = [3.0, 7.0, f64::NAN, 7.0, 1.0, 9.0, 3.0];
+        let key = |v: usize| (!xs[v].is_nan()).then_some(xs[v]);
+        assert_eq!(top_k(xs.len(), 3, key), vec![5, 1, 3]);
+        assert_eq!(top_k(xs.len(), 4, key), vec![5, 1, 3, 0]);
+        assert_eq!(top_k(xs.len(), 0, key), Vec::<usize>::new());
+        assert_eq!(top_k(xs.len(), 10, key), vec![5, 1, 3, 0, 6, 4]);
+        // Against a sort on pseudo-random keys with many ties.
+        let ys: Vec<f64> = (0..1000u64).map(|i| ((i * 7919) % 37) as f64).collect();
+        let mut want: Vec<usize> = (0..ys.len()).collect();
+        want.sort_by(|&a, &b| ys[b].total_cmp(&ys[a]).then(a.cmp(&b)));
+        assert_eq!(top_k(ys.len(), 25, |v| Some(ys[v])), want[..25].to_vec());
+    }
+
+    #[test]
+    fn f64_bins_are_exact_floor_log2() {
+        for (x, want) in [
+            (1.0, 0),
+            (1.999_999_999, 0),
+            (2.0, 1),
+            (0.5, -1),
+            (0.75, -1),
+            (f64::from_bits(f64::to_bits(8.0) - 1), 2),
+            (f64::MAX, 1023),
+            (f64::MIN_POSITIVE, -1022),
+            (f64::from_bits(1), -1074),
+            (f64::from_bits(3), -1073),
+        ] {
+            assert_eq!(f64_log2_floor(x), want, "{x:e}");
+            assert!(pow2(want) <= x && x < 2.0 * pow2(want), "{x:e}");
+        }
+        let h = log2_histogram_f64(&[0.0, -1.0, f64::INFINITY, f64::NAN, 0.3, 0.26, 5.0, 1e-320]);
+        let rows = h.as_array().unwrap();
+        assert_eq!(rows.len(), 3, "{h}");
+        assert_eq!(rows[1], json!([0.25, 2]));
+        assert_eq!(rows[2], json!([4.0, 1]));
+    }
+
+    #[test]
+    fn u64_histogram_bins() {
+        let h = log2_histogram(&[0, 1, 2, 3, 4, 7, 8, u64::MAX]);
+        assert_eq!(h, json!([[1, 1], [2, 2], [4, 2], [8, 1], [1u64 << 63, 1]]));
+    }
+
+    fn table(cols: Vec<(&'static str, Column)>) -> ResultTable {
+        use plexus_graph::{BuildOptions, Graph};
+        use plexus_jobs::SnapshotId;
+        let g =
+            Graph::from_edges(6, &[(0, 1), (2, 3), (3, 4)], &BuildOptions::undirected()).unwrap();
+        ResultTable::new(Arc::new(Snapshot::new("g", SnapshotId(1), g)), cols, false)
+    }
+
+    #[test]
+    fn digest_of_groups_counts_sizes_largest_first() {
+        let t = table(vec![("component", Column::Vertex(vec![0, 0, 2, 2, 2, 5]))]);
+        let d = t.digest(2);
+        assert_eq!(d["groups"], json!(3), "{d}");
+        let top = d["top"].as_array().unwrap();
+        assert_eq!(top.len(), 2);
+        assert_eq!(
+            (top[0]["size"].clone(), top[1]["size"].clone()),
+            (json!(3), json!(2))
+        );
+        assert_eq!(d["histogram"], json!([[1, 1], [2, 2]]));
+        let t = table(vec![(
+            "depth",
+            Column::Depth(vec![0, 1, u32::MAX, 3, 3, 1]),
+        )]);
+        assert_eq!(t.digest(3)["histogram"], json!([[1, 1], [2, 2], [4, 2]]));
+    }
+
+    #[test]
+    fn sssp_parents_are_derived_on_first_use() {
+        use plexus_graph::{BuildOptions, Graph};
+        use plexus_jobs::SnapshotId;
+        let g =
+            Graph::from_weighted_edges(4, &[(0, 1, 1.5), (1, 2, 1.0)], &BuildOptions::undirected())
+                .unwrap();
+        let mut t = ResultTable::new(
+            Arc::new(Snapshot::new("g", SnapshotId(1), g)),
+            vec![(
+                "distance",
+                Column::Float(vec![0.0, 1.5, 2.5, f64::INFINITY]),
+            )],
+            false,
+        );
+        t.parents = Some(DerivedParents {
+            source: 0,
+            column: OnceLock::new(),
+        });
+        assert_eq!(t.size_bytes(), 32, "parents not derived yet");
+        let cols = t.columns();
+        assert_eq!(cols.len(), 2);
+        let ("parent", Column::Vertex(p)) = cols[1] else {
+            panic!("no parent column")
+        };
+        assert_eq!(p, &vec![0, 0, 1, u32::MAX]);
+        assert_eq!(t.size_bytes(), 48);
+        let mut csv = Vec::new();
+        t.write(Format::Csv, &mut csv).unwrap();
+        assert!(String::from_utf8(csv)
+            .unwrap()
+            .starts_with("id,distance,parent\n"));
+    }
 }

@@ -173,11 +173,11 @@ pub fn job(
             summary.insert("iterations".into(), json!(o.iterations));
             summary.insert("compute_seconds".into(), json!(o.compute_seconds));
             Ok(Finish {
-                table: Some(ResultTable {
-                    snapshot: Arc::clone(&snapshot),
-                    columns: o.columns,
-                    graphalytics: resolved.graphalytics,
-                }),
+                table: Some(ResultTable::new(
+                    Arc::clone(&snapshot),
+                    o.columns,
+                    resolved.graphalytics,
+                )),
                 summary: Value::Object(summary),
             })
         },

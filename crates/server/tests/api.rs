@@ -219,7 +219,16 @@ async fn results_match_plexus_run_in_every_format() {
         (v["state"].as_str(), v["route"].as_str()),
         (Some("done"), Some("shared"))
     );
+    assert!(
+        v.get("digest").is_none(),
+        "a plain status has no digest: {v}"
+    );
+    let (st, v) = s.get(&format!("/api/jobs/{bfs}?digest=true")).await;
+    assert_eq!(st, StatusCode::OK);
     assert!(v["digest"]["histogram"].is_array(), "{v}");
+    let (st, v) = s.get(&format!("/api/jobs/{bfs}?digest=maybe")).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(v["error"].as_str().unwrap().contains("digest"), "{v}");
     let v = s.wait(tri).await;
     assert_eq!(
         (v["state"].as_str(), v["route"].as_str()),
@@ -453,6 +462,24 @@ async fn events_are_progress_then_one_final_status() {
         assert!(now >= step, "supersteps go forward");
         step = now;
     }
+    assert!(last.1.get("digest").is_none(), "{}", last.1);
+    // Asked for, the final event carries the digest (the job has ended:
+    // the stream is that one event).
+    let text = s
+        .req(
+            reqwest::Method::GET,
+            &format!("/api/jobs/{id}/events?digest=true"),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let data = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+    let v: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(v["digest"]["column"], "rank", "{v}");
+    assert_eq!(v["digest"]["top"].as_array().unwrap().len(), 10, "{v}");
     s.stop().await;
 }
 

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | bfs | [`msbfs::MsBfs`]: up to 64 roots as bit lanes, when [`whole::MIN_BFS_LANES`] or more arrive together (or a group runs); fewer: the engine's kernel ([`whole::BfsJob`]) | the engine's `bfs::BfsDriver` in the scan |
 //! | sssp | one task per job: the engine's kernel ([`whole::SsspJob`]); [`sssp::SsspLanes`] (up to 8 roots, delta-stepping per lane) when `fuse_sssp` is set | the engine's kernel ([`whole::SsspJob`]); the engine's `sssp::SsspDriver` in the scan when `sssp_in_scan` is set |
-//! | pagerank | [`pagerank_series::PageRankSeries`]: any number of jobs with the uniform teleport (plain Jacobi) that arrive together, from one damping-free power series; other PageRank jobs, or ones arriving after a series started: [`pagerank::PageRankLanes`], up to 16 variants, k values per vertex | the same lanes task with one lane |
+//! | pagerank | [`pagerank_series::PageRankSeries`]: any number of jobs with the uniform teleport (plain Jacobi) that arrive together, from one damping-free power series (jobs arriving after it started begin another); other PageRank jobs: [`pagerank::PageRankLanes`], up to 16 variants, k values per vertex | the same lanes task with one lane |
 //! | wcc | [`whole::WccGroup`]: one Afforest run for all | the same task with one job |
 //! | cdlp | [`cdlp::CdlpGroup`]: one propagation up to the largest count | the same task with one job |
 use std::sync::Arc;
@@ -29,7 +29,7 @@ pub mod whole;
 /// A new task for `job` on `g`: a fusing group (which later jobs may join)
 /// when `fuse`, else a task of its own. `series`: a PageRank job starts a
 /// damping series ([`pagerank_series`]) rather than lanes; the manager asks
-/// for one for the first wave's PageRank jobs that [`pagerank_series::fits`]
+/// for one for each wave of PageRank jobs that [`pagerank_series::fits`]
 /// (the series' `join` checks it again and refuses the others). `None` for
 /// a job that failed to resolve (it has no parameters to run).
 pub(crate) fn new_task(

@@ -37,8 +37,8 @@
 //! unless a change lands within rounding of `|V|·tolerance`.
 //!
 //! **Joining.** Every job must start with the sequence at `y_0`, so jobs
-//! join only before the first pass; a PageRank job that arrives later
-//! runs in lanes (`lanes::new_task`).
+//! join only before the first pass; PageRank jobs that arrive later start
+//! a series of their own (the manager's admission).
 use std::sync::Arc;
 
 use plexus_engine::algo::pagerank;
