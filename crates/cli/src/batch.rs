@@ -459,6 +459,8 @@ pub fn batch(ctx: &Ctx, threads: usize, a: BatchArgs) -> anyhow::Result<()> {
         sssp_in_scan: a.sssp_in_scan,
         pagerank_series: !a.pagerank_lanes,
         cpus: None,
+        // The whole queue is held and admitted at once (hold_admission).
+        gather: None,
     })?;
     quiet_guarded_panics();
     plexus_jobs::memory::reset_peak_rss();

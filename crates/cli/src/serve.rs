@@ -54,6 +54,15 @@ pub struct ServeArgs {
     /// share a scan. Default: one shared-scan job manager.
     #[arg(long)]
     pub scheduler: Option<Policy>,
+    /// Seconds an idle job manager may wait to gather a burst of
+    /// submissions into one wave of fused jobs before it starts them (as a
+    /// batch starts its whole queue); it starts them sooner once no job has
+    /// arrived for --gather-quiet. 0: start each job at once.
+    #[arg(long, default_value_t = 0.5)]
+    pub gather: f64,
+    /// Seconds without a new submission that end a gather early.
+    #[arg(long, default_value_t = 0.005)]
+    pub gather_quiet: f64,
     /// Worker threads for algorithms the shared job manager does not run.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
@@ -81,6 +90,9 @@ pub fn serve(ctx: &Ctx, threads: usize, a: ServeArgs) -> anyhow::Result<()> {
     cfg.request_timeout = seconds("--request-timeout", a.request_timeout, 1e-3)?;
     cfg.read_timeout = seconds("--read-timeout", a.read_timeout, 1e-3)?;
     cfg.memory_limit_bytes = a.memory_limit;
+    let max = seconds("--gather", a.gather, 0.0)?;
+    let quiet = seconds("--gather-quiet", a.gather_quiet, 0.0)?;
+    cfg.gather = (!max.is_zero() && !quiet.is_zero()).then_some(plexus_jobs::Gather { quiet, max });
     cfg.scheduler = a.scheduler.map(|policy| SchedulerConfig {
         policy,
         machine: crate::profile::this_machine(ctx, threads),

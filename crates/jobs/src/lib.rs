@@ -57,7 +57,7 @@ pub mod spec;
 
 pub use error::JobError;
 pub use job::{JobHandle, JobId, JobState, JobStatus};
-pub use manager::{AdmissionHold, ExecMode, JobManager, ManagerConfig, ManagerStats};
+pub use manager::{AdmissionHold, ExecMode, Gather, JobManager, ManagerConfig, ManagerStats};
 pub use output::{JobOutput, Values};
 pub use snapshot::{Catalog, Snapshot, SnapshotId};
 pub use spec::{Algorithm, Fault, JobSpec};

@@ -101,6 +101,23 @@ pub struct ManagerConfig {
     /// scheduler pins a unit to its NUMA node); `None`: the CPUs the
     /// process may use.
     pub cpus: Option<Vec<usize>>,
+    /// In shared mode, when no job is running, admit the first jobs only
+    /// once submissions have paused for `quiet` or `max` has passed since
+    /// the first of them arrived ([`Gather`]); `None` (the default):
+    /// admit at once. A server sets it so that a burst of submissions
+    /// starts as one wave of fused groups, as a batch does.
+    pub gather: Option<Gather>,
+}
+
+/// How long an idle shared manager gathers a burst of submissions before
+/// admitting it ([`ManagerConfig::gather`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gather {
+    /// Admit once no job has arrived for this long.
+    pub quiet: std::time::Duration,
+    /// Admit at the latest this long after the idle manager saw the first
+    /// waiting job.
+    pub max: std::time::Duration,
 }
 
 impl Default for ManagerConfig {
@@ -116,6 +133,7 @@ impl Default for ManagerConfig {
             sssp_in_scan: false,
             pagerank_series: true,
             cpus: None,
+            gather: None,
         }
     }
 }
@@ -145,6 +163,8 @@ pub struct ManagerStats {
 
 struct Queue {
     jobs: VecDeque<Arc<JobShared>>,
+    /// When the latest job was queued.
+    last_arrival: Option<std::time::Instant>,
     closed: bool,
     /// Live [`AdmissionHold`]s: while any, the shared loop admits nothing.
     holds: usize,
@@ -236,6 +256,7 @@ impl JobManager {
             llc,
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
+                last_arrival: None,
                 closed: false,
                 holds: 0,
             }),
@@ -359,6 +380,7 @@ impl JobManager {
                         job.finish(Err(JobError::Shutdown));
                     } else {
                         q.jobs.push_back(Arc::clone(&job));
+                        q.last_arrival = Some(std::time::Instant::now());
                         self.inner.wake.notify_all();
                     }
                 }
@@ -586,6 +608,31 @@ fn sequential_loop(inner: Arc<Inner>) {
     }
 }
 
+/// Waits, with no job running, until submissions pause for `g.quiet` or
+/// `g.max` has passed (or the queue closes); returns the queue locked.
+fn gather<'a>(
+    inner: &'a Inner,
+    mut q: std::sync::MutexGuard<'a, Queue>,
+    g: Gather,
+) -> std::sync::MutexGuard<'a, Queue> {
+    let start = std::time::Instant::now();
+    loop {
+        if q.closed || q.jobs.is_empty() {
+            return q;
+        }
+        let now = std::time::Instant::now();
+        let quiet_at = q.last_arrival.map_or(now, |t| t + g.quiet);
+        let until = quiet_at.min(start + g.max);
+        if now >= until {
+            return q;
+        }
+        q = match inner.wake.wait_timeout(q, until - now) {
+            Ok((q, _)) => q,
+            Err(e) => e.into_inner().0,
+        };
+    }
+}
+
 /// The tasks of one snapshot in the shared scan.
 struct Group {
     snapshot: Arc<Snapshot>,
@@ -603,6 +650,11 @@ fn shared_loop(inner: Arc<Inner>) {
                     return;
                 }
                 q = inner.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+            if groups.is_empty() {
+                if let Some(g) = inner.cfg.gather {
+                    q = gather(&inner, q, g);
+                }
             }
             if q.holds > 0 {
                 Vec::new()

@@ -1066,3 +1066,83 @@ fn a_version_is_released_once_no_job_or_result_holds_it() {
         );
     }
 }
+
+/// An idle manager with a gather waits for a burst to pause before it
+/// admits it, so jobs submitted a little apart start as one wave (one
+/// damping series: the passes are one job's supersteps); a steady stream
+/// is admitted after `max` at the latest; without a gather a lone job
+/// starts at once.
+#[test]
+fn gather_admits_a_burst_as_one_wave() {
+    use plexus_jobs::Gather;
+    let snap = Catalog::new().publish("m", medium_graph(false));
+    let pr = |d: f64| Algorithm::PageRank {
+        damping: d,
+        iterations: Some(12),
+        tolerance: 0.0,
+        max_iterations: 12,
+        personalization: None,
+        precision: pagerank::Precision::Double,
+    };
+    let queued = |h: &JobHandle| {
+        let s = h.status();
+        s.latency_seconds.unwrap() - s.run_seconds.unwrap()
+    };
+    let gathered = manager_cfg(ManagerConfig {
+        gather: Some(Gather {
+            quiet: Duration::from_millis(300),
+            max: Duration::from_secs(20),
+        }),
+        ..Default::default()
+    });
+    let a = gathered
+        .submit(Arc::clone(&snap), JobSpec::new("a", pr(0.85)))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(60));
+    let b = gathered
+        .submit(Arc::clone(&snap), JobSpec::new("b", pr(0.8)))
+        .unwrap();
+    gathered.wait_all();
+    check(snap.graph(), &pr(0.85), a.take_result().unwrap().values());
+    check(snap.graph(), &pr(0.8), b.take_result().unwrap().values());
+    assert!(
+        queued(&a) >= 0.3,
+        "a waited for the burst to pause: {}",
+        queued(&a)
+    );
+    assert_eq!(
+        gathered.stats().passes,
+        a.status().superstep,
+        "both jobs ran in the same passes"
+    );
+
+    // A lone job waits at most `max`, however long `quiet` is.
+    let capped = manager_cfg(ManagerConfig {
+        gather: Some(Gather {
+            quiet: Duration::from_secs(60),
+            max: Duration::from_millis(50),
+        }),
+        ..Default::default()
+    });
+    let c = capped
+        .submit(Arc::clone(&snap), JobSpec::new("c", pr(0.85)))
+        .unwrap();
+    assert_eq!(c.wait(Some(Duration::from_secs(30))), JobState::Done);
+    assert!(queued(&c) >= 0.05 && queued(&c) < 30.0, "{}", queued(&c));
+
+    // Without a gather the first job starts at once and a later one
+    // joins at a boundary: more passes than one job's supersteps.
+    let plain = manager(ExecMode::Shared);
+    let d = plain
+        .submit(Arc::clone(&snap), JobSpec::new("d", pr(0.85)))
+        .unwrap();
+    while d.status().superstep < 2 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let e = plain
+        .submit(Arc::clone(&snap), JobSpec::new("e", pr(0.8)))
+        .unwrap();
+    plain.wait_all();
+    check(snap.graph(), &pr(0.8), e.take_result().unwrap().values());
+    assert!(plain.stats().passes > d.status().superstep);
+}

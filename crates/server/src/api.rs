@@ -56,6 +56,7 @@ impl AppState {
                 cfg.threads
             },
             memory_limit_bytes: cfg.memory_limit_bytes,
+            gather: cfg.gather,
             ..Default::default()
         })?;
         let sched = match &cfg.scheduler {

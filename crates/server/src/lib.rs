@@ -71,11 +71,15 @@ pub struct ServerConfig {
     /// Run managed jobs through this scheduler (`--scheduler`) instead of
     /// one shared-scan manager.
     pub scheduler: Option<SchedulerConfig>,
+    /// How the shared manager, idle, gathers a burst of submissions into
+    /// one wave before admitting it (`None`: admit each at once).
+    pub gather: Option<plexus_jobs::Gather>,
 }
 
 impl ServerConfig {
     /// Defaults: loopback port 7878, no token, no import roots, uploads up
-    /// to 1 GiB, JSON bodies up to 1 MiB, 60 s of grace.
+    /// to 1 GiB, JSON bodies up to 1 MiB, 60 s of grace; an idle manager
+    /// admits a burst once submissions pause for 5 ms (at most 500 ms).
     pub fn new(data: impl Into<PathBuf>) -> Self {
         ServerConfig {
             bind: SocketAddr::from(([127, 0, 0, 1], 7878)),
@@ -92,6 +96,10 @@ impl ServerConfig {
             request_timeout: Duration::from_secs(120),
             memory_limit_bytes: None,
             scheduler: None,
+            gather: Some(plexus_jobs::Gather {
+                quiet: Duration::from_millis(5),
+                max: Duration::from_millis(500),
+            }),
         }
     }
 }
