@@ -59,7 +59,8 @@ rm -rf "$out" && mkdir -p "$out/batch"
 "$plexus" "${data[@]}" mix --graph "$graph" --jobs "$jobs" --seed "$seed" > "$out/jobs.toml"
 
 t0=$(date +%s.%N)
-"$plexus" "${data[@]}" --threads "$threads" -q batch "$out/jobs.toml" --json > "$out/batch.json"
+/usr/bin/time -f "%U %S" -o "$out/batch.cpu" \
+    "$plexus" "${data[@]}" --threads "$threads" -q batch "$out/jobs.toml" --json > "$out/batch.json"
 t1=$(date +%s.%N)
 batch_wall=$(echo "$t1 - $t0" | bc -l)
 if [ ${#extra[@]} -eq 0 ]; then
@@ -85,6 +86,8 @@ status=0
 python3 bench/serve_load.py --url "http://127.0.0.1:$port" --jobs "$out/jobs.toml" \
     --batch-dir "$out/batch" --clients "$clients" --check-every "$check" --poll "$poll" "${loop[@]}" "${extra[@]}" --json > "$out/load.json" || status=$?
 curl -sf "http://127.0.0.1:$port/metrics" > "$out/metrics.txt" || true
+# The server's CPU seconds (user + system, all threads) over its life.
+server_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$server/stat" 2>/dev/null || echo "?")
 kill -TERM $server; wait $server || true
 trap - EXIT
 
@@ -92,6 +95,7 @@ python3 -c "import json; b=json.load(open('$out/batch.json')); print('batch pass
 grep -E '^plexus_scan_(passes|task_chunks)_total|^plexus_topology_bytes_read_total' "$out/metrics.txt" || true
 serve_wall=$(python3 -c "import json; print(json.load(open('$out/load.json'))['wall_seconds'])")
 cat "$out/load.json"
+echo "CPU seconds: batch $(awk '{print $1 + $2}' "$out/batch.cpu") (process), server $server_cpu (process, start and idle included), load generator $(python3 -c "import json; print(round(json.load(open('$out/load.json'))['client_cpu_seconds'], 2))")"
 printf 'batch %s jobs: %.2f s (process, load included); server: %.2f s from first submit to last result; ratio %.2f\n' \
     "$jobs" "$batch_wall" "$serve_wall" "$(echo "$serve_wall / $batch_wall" | bc -l)"
 exit $status
