@@ -27,15 +27,20 @@
 //! root.
 //!
 //! **Merge** (collective): every rank points each cell at its root and
-//! all-gathers the pairs `(vertex, root)` of its non-roots (little-endian
-//! `u32` pairs); each rank links the other ranks' pairs into its forest
-//! and compresses again. The forests then describe the same components,
-//! and, roots being minima, hold the same cells. One rank merges nothing.
+//! all-gathers the pairs `(r, root)` of the vertices `r` that were roots
+//! after the previous merge (every vertex, before the first) and are not
+//! now (little-endian `u32` pairs): after a merge every rank holds the
+//! same forest, so a rank's own links since then show only as such roots
+//! hung under new ones. Each rank links the other ranks' pairs into its
+//! forest and compresses again. The forests then describe the same
+//! components, and, roots being minima, hold the same cells. One rank
+//! merges nothing.
 //! Each phase is reported as one step (`mode` "union-find").
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use plexus_engine::algo::wcc::Output;
 use plexus_engine::program::GraphView;
+use plexus_engine::subset::bit;
 use plexus_graph::VertexId;
 use rayon::prelude::*;
 
@@ -67,6 +72,7 @@ pub fn run<C: Comm>(exec: &DistExecutor<'_, C>) -> Result<Output> {
     let parent: Vec<AtomicU32> = (0..n as u32).into_par_iter().map(AtomicU32::new).collect();
     let (into, out_of) = exec.part().pieces();
     let groups: Vec<&Lists> = std::iter::once(into).chain(out_of).collect();
+    let mut roots = vec![u64::MAX; n.div_ceil(64)];
     let mut rounds = 0;
     let mut giant = None;
     for round in 0..NEIGHBOR_ROUNDS {
@@ -74,7 +80,7 @@ pub fn run<C: Comm>(exec: &DistExecutor<'_, C>) -> Result<Output> {
             for l in &groups {
                 link_entry(l, &parent, round);
             }
-            (merge(exec, &parent), MODE)
+            (merge(exec, &parent, &mut roots), MODE)
         });
         rounds += 1;
         let (root, held) = largest(&parent);
@@ -87,7 +93,7 @@ pub fn run<C: Comm>(exec: &DistExecutor<'_, C>) -> Result<Output> {
         for l in &groups {
             link_rest(l, &parent, rounds, giant);
         }
-        (merge(exec, &parent), MODE)
+        (merge(exec, &parent, &mut roots), MODE)
     });
     if let Some(e) = exec.fault() {
         return Err(e);
@@ -135,9 +141,10 @@ fn link_rest(l: &Lists, parent: &[AtomicU32], skip: usize, giant: Option<VertexI
 }
 
 /// Every rank's forest linked into this one, and every cell pointing at
-/// its root (see the module docs). On a fault the forest is left as it is
-/// (the fault is recorded on `exec`).
-fn merge<C: Comm>(exec: &DistExecutor<'_, C>, parent: &[AtomicU32]) {
+/// its root (see the module docs); `roots` has a bit set for each root
+/// after the previous merge, and after this one on return. On a fault the
+/// forest is left as it is (the fault is recorded on `exec`).
+fn merge<C: Comm>(exec: &DistExecutor<'_, C>, parent: &[AtomicU32], roots: &mut [u64]) {
     compress(parent);
     let (me, ranks) = (exec.comm().rank(), exec.comm().size());
     if ranks == 1 {
@@ -149,7 +156,7 @@ fn merge<C: Comm>(exec: &DistExecutor<'_, C>, parent: &[AtomicU32]) {
         .with_min_len(1024)
         .filter_map(|(v, r)| {
             let r = r.load(Ordering::Relaxed);
-            (r != v as u32).then_some((v as u32, r))
+            (r != v as u32 && bit(roots, v as VertexId)).then_some((v as u32, r))
         })
         .flat_map_iter(|(v, r)| v.to_le_bytes().into_iter().chain(r.to_le_bytes()))
         .collect();
@@ -175,6 +182,14 @@ fn merge<C: Comm>(exec: &DistExecutor<'_, C>, parent: &[AtomicU32]) {
         });
     }
     compress(parent);
+    roots.par_iter_mut().enumerate().for_each(|(j, w)| {
+        let lo = j * 64;
+        let cells = &parent[lo..(lo + 64).min(n)];
+        *w = cells.iter().enumerate().fold(0u64, |x, (i, c)| {
+            let root = c.load(Ordering::Relaxed) == (lo + i) as u32;
+            x | u64::from(root) << i
+        });
+    });
 }
 
 /// A `(vertex, root)` pair from 8 little-endian bytes.
@@ -187,7 +202,7 @@ fn pair(c: &[u8]) -> (u32, u32) {
 /// Whether `bytes` are whole pairs, each naming a vertex below `n` and a
 /// root below it (roots are their trees' minima).
 fn valid_pairs(bytes: &[u8], n: usize) -> bool {
-    bytes.len() % 8 == 0
+    bytes.len().is_multiple_of(8)
         && bytes.par_chunks_exact(8).all(|c| {
             let (v, r) = pair(c);
             (v as usize) < n && r < v
@@ -291,12 +306,12 @@ mod tests {
     fn build(n: usize, edges: &[(VertexId, VertexId)], directed: bool, i: usize) -> Graph {
         let opts = BuildOptions {
             directed,
-            duplicates: if i % 2 == 0 {
+            duplicates: if i.is_multiple_of(2) {
                 DuplicatePolicy::Keep
             } else {
                 DuplicatePolicy::Drop
             },
-            order: if i % 3 == 0 {
+            order: if i.is_multiple_of(3) {
                 VertexOrder::Degree.into()
             } else {
                 VertexOrder::None.into()
