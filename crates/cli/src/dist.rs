@@ -14,7 +14,7 @@ use plexus_dist::comm::{run_threads, Comm};
 use plexus_dist::view::DistView;
 use plexus_dist::{DistError, DistExecutor};
 use plexus_engine::algo;
-use plexus_engine::program::{Executor, GraphView};
+use plexus_engine::program::{Executor, GraphView, Vertices};
 use plexus_engine::registry::{Algorithm, ExecutorKind};
 use plexus_graph::{Graph, VertexId};
 use plexus_jobs::request::{Column, Outcome};
@@ -347,12 +347,13 @@ impl Facts {
     }
 }
 
-/// Runs the algorithm's driver on `exec`: the summary, per-vertex columns
+/// Runs the algorithm's driver on `exec` (for wcc, the executor's
+/// union-find, [`plexus_dist::wcc`]): the summary, per-vertex columns
 /// and iteration count; with `check` (rank 0 of a run on the stored
 /// graph, `--verify`), also the algorithm's verifier on that graph, and
 /// the seconds it took.
-fn execute<E: Executor>(
-    exec: &E,
+fn execute<C: Comm>(
+    exec: &DistExecutor<'_, C>,
     algorithm: Algorithm,
     a: &RunArgs,
     source: VertexId,
@@ -376,8 +377,8 @@ fn execute<E: Executor>(
 type Columns = Vec<(&'static str, Column)>;
 
 /// bfs, nhop, sssp, pagerank, ppr, wcc and scc; `None` for the others.
-fn traversal<E: Executor>(
-    exec: &E,
+fn traversal<C: Comm>(
+    exec: &DistExecutor<'_, C>,
     algorithm: Algorithm,
     a: &RunArgs,
     source: VertexId,
@@ -451,8 +452,9 @@ fn traversal<E: Executor>(
             vec![("rank", Column::Float(o.rank))]
         }
         Algorithm::Wcc => {
+            // The executor's union-find (labels as the driver's).
             let cfg = algo::wcc::Config::default();
-            let o = algo::wcc::run_on(exec, &cfg)?;
+            let o = plexus_dist::wcc::run(exec)?;
             if let Some(g) = check {
                 f.verdict(|| algo::wcc::verify(g, &cfg, &o));
             }

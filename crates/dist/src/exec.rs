@@ -28,6 +28,12 @@
 //!   writes the driver's state, which must stay equal everywhere); no
 //!   communication.
 //!
+//! - **one rank** exchanges nothing and runs the in-memory loop shapes
+//!   over its lists: a dense step applies each slot right after its
+//!   signal, one task per 64-vertex word of the next frontier's bitmap; a
+//!   sparse step applies a slot per edge (law 3), hub lists split into
+//!   blocks.
+//!
 //! Every rank applies the same messages in the same way, so the copies
 //! stay bit-identical, and every driver decision (frontier sizes, sums) is
 //! the same on every rank. Edge work and message combining are
@@ -38,7 +44,7 @@
 //! [`Executor`]: it is recorded, later supersteps return empty frontiers and
 //! sums return 0 (so drivers end), and [`DistExecutor::fault`] returns it;
 //! callers check it after a run.
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use plexus_engine::edge_map::{Direction, Mode, DEFAULT_THRESHOLD_DIVISOR};
@@ -47,7 +53,7 @@ use plexus_engine::program::{
     Vertices, Wire,
 };
 use plexus_engine::subset::{bit, VertexSubset};
-use plexus_graph::{Graph, VertexId};
+use plexus_graph::{Graph, VertexId, Weight};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -90,6 +96,9 @@ pub struct DistExecutor<'c, C: Comm> {
     part: Part,
     view: DistView,
     ledger: Mutex<Ledger>,
+    /// The targets of dense steps on several ranks, per traversal
+    /// (forward, reverse, symmetric): made on first use.
+    targets: [OnceLock<Vec<VertexId>>; 3],
 }
 
 /// The build identity exchanged at start: a hash of the running
@@ -152,6 +161,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             part,
             view,
             ledger: Mutex::new(Ledger::default()),
+            targets: Default::default(),
         })
     }
 
@@ -182,6 +192,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             part,
             view,
             ledger: Mutex::new(Ledger::default()),
+            targets: Default::default(),
         })
     }
 
@@ -210,6 +221,35 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
     pub fn bytes(&self) -> (u64, u64) {
         let l = self.ledger();
         (l.sent, l.received)
+    }
+
+    /// The transport.
+    pub(crate) fn comm(&self) -> &'c C {
+        self.comm
+    }
+
+    /// Runs `f` as one step of this rank's statistics: its wall time, the
+    /// transport's share of it and the bytes it moved, under the mode `f`
+    /// names; `frontier` is the step's active vertex count.
+    pub(crate) fn stage<T>(&self, frontier: u64, f: impl FnOnce() -> (T, &'static str)) -> T {
+        let started = Instant::now();
+        let (sent0, received0, comm0) = {
+            let l = self.ledger();
+            (l.sent, l.received, l.comm_s)
+        };
+        let (out, mode) = f();
+        let mut l = self.ledger();
+        let comm_s = l.comm_s - comm0;
+        let stats = StepStats {
+            mode,
+            frontier,
+            bytes_sent: l.sent - sent0,
+            bytes_received: l.received - received0,
+            compute_ms: (started.elapsed().as_secs_f64() - comm_s).max(0.0) * 1e3,
+            comm_ms: comm_s * 1e3,
+        };
+        l.steps.push(stats);
+        out
     }
 
     fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
@@ -245,8 +285,8 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         }
     }
 
-    /// `all_gather` of `mine`, counted.
-    fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+    /// `all_gather` of `mine`, counted; `None` after a fault.
+    pub(crate) fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
         let me = self.comm.rank();
         let sent = mine.len() as u64 * (self.comm.size() as u64 - 1);
         self.talk(sent, |c| c.all_gather(&mine), |all| others(all, me))
@@ -265,7 +305,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
     }
 
     /// Records `e` as the fault unless one is recorded.
-    fn fail(&self, e: DistError) {
+    pub(crate) fn fail(&self, e: DistError) {
         let mut l = self.ledger();
         if l.fault.is_none() {
             l.fault = Some(e);
@@ -388,7 +428,8 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         p: &P,
         frontier: &VertexSubset,
         t: Traversal,
-    ) -> Vec<VertexId> {
+    ) -> VertexSubset {
+        let n = self.view.num_vertices();
         let converted;
         let ids = match frontier.as_sparse() {
             Some(ids) => ids,
@@ -398,6 +439,9 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             }
         };
         let (push, _) = self.lists(t);
+        if self.comm.size() == 1 {
+            return VertexSubset::from_distinct_ids(n, push_local(p, ids, &push));
+        }
         let mut msgs: Vec<(VertexId, P::Msg)> = ids
             .par_iter()
             .with_min_len(64)
@@ -429,56 +473,49 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             }
         }
         let Some(all) = self.replicate(finals) else {
-            return Vec::new();
+            return VertexSubset::empty(n);
         };
-        all.into_par_iter()
+        let woke = all
+            .into_par_iter()
             .with_min_len(64)
             .filter_map(|(v, m)| p.sparse_slot(v, m).then_some(v))
-            .collect()
+            .collect();
+        VertexSubset::from_distinct_ids(n, woke)
+    }
+
+    /// The targets of a dense step on several ranks, ascending: every
+    /// vertex with entries in `pull`, and every master (the master folds
+    /// its own part even when empty, as `dense_vertex` does: a signal over
+    /// no edges may still say something). Made once per traversal.
+    fn targets(&self, t: Traversal, pull: &[&Lists]) -> &[VertexId] {
+        let i = usize::from(t.reverse) + 2 * usize::from(t.symmetric);
+        self.targets[i].get_or_init(|| {
+            let mine = self.part.masters();
+            let mut keys: Vec<VertexId> = pull
+                .iter()
+                .flat_map(|l| l.keys().iter().copied())
+                .filter(|v| !mine.contains(v))
+                .chain(mine.clone())
+                .collect();
+            keys.par_sort_unstable();
+            keys.dedup();
+            keys
+        })
     }
 
     /// This rank's partial dense messages, ascending by target.
     fn partials<P: VertexProgram>(
         &self,
         p: &P,
+        t: Traversal,
         pull: &[&Lists],
         active: Active<'_>,
     ) -> Vec<(VertexId, P::Msg)> {
-        // Every target with local in-edges, and every master: the master
-        // folds its own part even when empty, as `dense_vertex` does (a
-        // signal over no edges may still say something), and only there,
-        // so the empty part counts once (law 4).
         let mine = self.part.masters();
-        let mut keys: Vec<VertexId> = pull
-            .iter()
-            .flat_map(|l| l.keys().iter().copied())
-            .filter(|v| !mine.contains(v))
-            .chain(mine.clone())
-            .collect();
-        keys.par_sort_unstable();
-        keys.dedup();
-        keys.into_par_iter()
+        self.targets(t, pull)
+            .par_iter()
             .with_min_len(64)
-            .filter_map(|v| {
-                let master = mine.contains(&v);
-                let mut msg: Option<P::Msg> = None;
-                for l in pull {
-                    if !p.cond(v) {
-                        break;
-                    }
-                    let (src, ws) = l.get(v);
-                    if src.is_empty() && !master {
-                        continue;
-                    }
-                    if let Some(m) = p.dense_signal(v, InEdges::new(src, ws, active)) {
-                        msg = Some(match msg {
-                            Some(a) => p.combine(a, m),
-                            None => m,
-                        });
-                    }
-                }
-                msg.map(|m| (v, m))
-            })
+            .filter_map(|&v| fold(p, v, pull, active, mine.contains(&v)).map(|m| (v, m)))
             .collect()
     }
 
@@ -488,7 +525,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         p: &P,
         frontier: &VertexSubset,
         t: Traversal,
-    ) -> Vec<VertexId> {
+    ) -> VertexSubset {
         let n = self.view.num_vertices();
         let converted;
         let active = if frontier.len() == n {
@@ -503,15 +540,10 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             }
         };
         let (_, pull) = self.lists(t);
-        let partials = self.partials(p, &pull, active);
         if self.comm.size() == 1 {
-            // One rank: its partials are the combined messages.
-            return partials
-                .into_par_iter()
-                .with_min_len(64)
-                .filter_map(|(v, m)| p.dense_slot(v, m).then_some(v))
-                .collect();
+            return pull_local(p, &pull, active, n);
         }
+        let partials = self.partials(p, t, &pull, active);
         // To the masters: the partials are ascending, so each master's
         // share is one run.
         let cuts = self.part.cuts();
@@ -525,10 +557,10 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             .collect();
         drop(partials);
         let Some(got) = self.exchange(out) else {
-            return Vec::new();
+            return VertexSubset::empty(n);
         };
         let Some(parts) = self.decode_all::<P::Msg>(got) else {
-            return Vec::new();
+            return VertexSubset::empty(n);
         };
         // Combined at the master, in rank order.
         let mine = self.part.masters();
@@ -540,7 +572,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
                     peer: cuts.owner(v),
                     what: format!("a dense message for vertex {v}, not mastered here"),
                 });
-                return Vec::new();
+                return VertexSubset::empty(n);
             }
             let slot = &mut acc[(v - mine.start) as usize];
             *slot = Some(match slot.take() {
@@ -554,12 +586,171 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
             .filter_map(|(i, m)| m.map(|m| (mine.start + i as VertexId, m)))
             .collect();
         let Some(all) = self.replicate(finals) else {
-            return Vec::new();
+            return VertexSubset::empty(n);
         };
-        all.into_par_iter()
+        let woke = all
+            .into_par_iter()
             .with_min_len(64)
             .filter_map(|(v, m)| p.dense_slot(v, m).then_some(v))
-            .collect()
+            .collect();
+        VertexSubset::from_distinct_ids(n, woke)
+    }
+}
+
+/// Lists longer than this are split into blocks of [`PUSH_BLOCK`] entries
+/// by a sparse step on one rank (the in-memory push's rule for hubs).
+const HEAVY: usize = 1 << 14;
+/// See [`HEAVY`].
+const PUSH_BLOCK: usize = 1 << 12;
+/// How many vertex ids ahead a dense step on one rank prefetches a list.
+const PREFETCH_AHEAD: usize = 16;
+
+/// `v`'s dense message over its lists in `pull` (in `dense_vertex`'s
+/// order, `cond` before each), or `None`. Only `v`'s master (`master`)
+/// signals over an empty list, so that part counts once (law 4).
+#[inline]
+fn fold<P: VertexProgram>(
+    p: &P,
+    v: VertexId,
+    pull: &[&Lists],
+    active: Active<'_>,
+    master: bool,
+) -> Option<P::Msg> {
+    let mut msg: Option<P::Msg> = None;
+    for l in pull {
+        if !p.cond(v) {
+            break;
+        }
+        let (src, ws) = l.get(v);
+        if src.is_empty() && !master {
+            continue;
+        }
+        if let Some(m) = p.dense_signal(v, InEdges::new(src, ws, active)) {
+            msg = Some(match msg {
+                Some(a) => p.combine(a, m),
+                None => m,
+            });
+        }
+    }
+    msg
+}
+
+/// The dense step of a lone rank, which masters every vertex: as the
+/// in-memory pull, each word of 64 vertices on one task, each vertex's
+/// signal folded over its lists and its slot applied at once; the
+/// activated vertices as a bitmap.
+fn pull_local<P: VertexProgram>(
+    p: &P,
+    pull: &[&Lists],
+    active: Active<'_>,
+    n: usize,
+) -> VertexSubset {
+    let ahead = |v: usize| {
+        if let Some(l) = pull.first() {
+            let (_, offsets, ends, _) = l.raw();
+            let a = v + PREFETCH_AHEAD;
+            if a < n && p.cond(a as VertexId) {
+                if let Some(i) = l.index(a as VertexId) {
+                    plexus_engine::prefetch::prefetch(ends, offsets[i] as usize);
+                }
+            }
+        }
+    };
+    select(n, |v| {
+        ahead(v as usize);
+        fold(p, v, pull, active, true).is_some_and(|m| p.dense_slot(v, m))
+    })
+}
+
+/// The vertices of `0..n` for which `f` holds, as a bitmap: each word of
+/// 64 vertices on one task, `f` once per vertex.
+fn select(n: usize, f: impl Fn(VertexId) -> bool + Sync) -> VertexSubset {
+    let mut words = vec![0u64; n.div_ceil(64)];
+    words
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(4)
+        .for_each(|(j, w)| {
+            let lo = j * 64;
+            let mut x = 0u64;
+            for v in lo..(lo + 64).min(n) {
+                if f(v as VertexId) {
+                    x |= 1 << (v - lo);
+                }
+            }
+            *w = x;
+        });
+    VertexSubset::from_bitmap(n, words)
+}
+
+/// The sparse step of a lone rank: every slot applied as its message
+/// arrives over an edge (law 3: as the combined message would be), as the
+/// in-memory push does, lists longer than [`HEAVY`] split into blocks;
+/// the activated vertices.
+fn push_local<P: VertexProgram>(p: &P, ids: &[VertexId], push: &[&Lists]) -> Vec<VertexId> {
+    let degree = |u: VertexId| push.iter().map(|l| l.get(u).0.len()).sum::<usize>();
+    let mut parts: Vec<Vec<VertexId>> = ids
+        .par_iter()
+        .with_min_len(64)
+        .fold(Vec::new, |mut acc, &u| {
+            let d = degree(u);
+            if d > 0 && d <= HEAVY {
+                if let Some(m) = p.sparse_signal(u) {
+                    for l in push {
+                        let (ends, ws) = l.get(u);
+                        push_edges(p, &m, ends, ws, &mut acc);
+                    }
+                }
+            }
+            acc
+        })
+        .collect();
+    for &u in ids.iter().filter(|&&u| degree(u) > HEAVY) {
+        let Some(m) = p.sparse_signal(u) else {
+            continue;
+        };
+        for l in push {
+            let (ends, ws) = l.get(u);
+            let blocks: Vec<Vec<VertexId>> = (0..ends.len().div_ceil(PUSH_BLOCK))
+                .into_par_iter()
+                .map(|b| {
+                    let r = b * PUSH_BLOCK..((b + 1) * PUSH_BLOCK).min(ends.len());
+                    let mut acc = Vec::new();
+                    push_edges(p, &m, &ends[r.clone()], ws.map(|w| &w[r]), &mut acc);
+                    acc
+                })
+                .collect();
+            parts.extend(blocks);
+        }
+    }
+    parts.concat()
+}
+
+/// `sparse_slot(v, over_edge(m, w))` over the entries `ends` (weights
+/// `ws`, 1.0 when none), appending each activated `v` to `acc`.
+#[inline]
+fn push_edges<P: VertexProgram>(
+    p: &P,
+    m: &P::Msg,
+    ends: &[VertexId],
+    ws: Option<&[Weight]>,
+    acc: &mut Vec<VertexId>,
+) {
+    match ws {
+        Some(ws) => {
+            for (&v, &w) in ends.iter().zip(ws) {
+                if p.sparse_slot(v, p.over_edge(m.clone(), w)) {
+                    acc.push(v);
+                }
+            }
+        }
+        None => {
+            for &v in ends {
+                if p.sparse_slot(v, p.over_edge(m.clone(), 1.0)) {
+                    acc.push(v);
+                }
+            }
+        }
     }
 }
 
@@ -641,26 +832,19 @@ impl<C: Comm> Vertices for DistExecutor<'_, C> {
         f: F,
     ) -> VertexSubset {
         let n = subset.num_vertices();
-        let kept: Vec<VertexId> = if subset.len() == n {
-            (0..n as VertexId)
-                .into_par_iter()
-                .with_min_len(64)
-                .filter(|&v| f(v))
-                .collect()
-        } else if let Some(words) = subset.as_bitmap() {
-            (0..n as VertexId)
-                .into_par_iter()
-                .with_min_len(1024)
-                .filter(|&v| bit(words, v) && f(v))
-                .collect()
-        } else {
-            let ids = subset.as_sparse().unwrap_or(&[]);
-            ids.par_iter()
-                .with_min_len(256)
-                .copied()
-                .filter(|&v| f(v))
-                .collect()
-        };
+        if subset.len() == n {
+            return select(n, f);
+        }
+        if let Some(words) = subset.as_bitmap() {
+            return select(n, |v| bit(words, v) && f(v));
+        }
+        let ids = subset.as_sparse().unwrap_or(&[]);
+        let kept = ids
+            .par_iter()
+            .with_min_len(256)
+            .copied()
+            .filter(|&v| f(v))
+            .collect();
         VertexSubset::from_distinct_ids(n, kept)
     }
 
@@ -691,41 +875,29 @@ impl<C: Comm> Executor for DistExecutor<'_, C> {
         frontier: &VertexSubset,
         opts: &StepOptions,
     ) -> Step {
-        let started = Instant::now();
-        let (sent0, received0, comm0) = {
-            let l = self.ledger();
-            (l.sent, l.received, l.comm_s)
-        };
         plexus_engine::progress::superstep(frontier.len() as u64);
         let n = self.view.num_vertices();
         let t = Traversal::new(self.view.is_directed(), opts);
-        let mode = self.choose_mode::<P>(frontier, opts, t);
-        let woke = if self.ledger().fault.is_some() {
-            Vec::new()
-        } else {
-            match mode {
-                Mode::Sparse => self.sparse(p, frontier, t),
-                Mode::Dense => self.dense(p, frontier, t),
-            }
-        };
-        let mut l = self.ledger();
-        let comm_s = l.comm_s - comm0;
-        let stats = StepStats {
-            mode: match mode {
+        let (next, mode) = self.stage(frontier.len() as u64, || {
+            let mode = self.choose_mode::<P>(frontier, opts, t);
+            let next = if self.ledger().fault.is_some() {
+                VertexSubset::empty(n)
+            } else {
+                match mode {
+                    Mode::Sparse => self.sparse(p, frontier, t),
+                    Mode::Dense => self.dense(p, frontier, t),
+                }
+            };
+            let name = match mode {
                 Mode::Sparse => "sparse",
                 Mode::Dense => "dense",
-            },
-            frontier: frontier.len() as u64,
-            bytes_sent: l.sent - sent0,
-            bytes_received: l.received - received0,
-            compute_ms: (started.elapsed().as_secs_f64() - comm_s).max(0.0) * 1e3,
-            comm_ms: comm_s * 1e3,
-        };
-        l.steps.push(stats);
-        let next = if l.fault.is_some() {
+            };
+            ((next, mode), name)
+        });
+        let next = if self.ledger().fault.is_some() {
             VertexSubset::empty(n)
         } else {
-            VertexSubset::from_distinct_ids(n, woke)
+            next
         };
         Step { next, mode }
     }

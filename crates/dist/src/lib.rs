@@ -37,6 +37,7 @@ pub mod file;
 pub mod mpi;
 pub mod part;
 pub mod view;
+pub mod wcc;
 
 pub use error::{DistError, Result};
 pub use exec::{DistExecutor, StepStats};

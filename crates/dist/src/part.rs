@@ -116,6 +116,9 @@ pub struct Lists {
     weights: Option<Vec<Weight>>,
     /// Bit `k` set when `k` has a list (`ceil(n/64)` words).
     has: Vec<u64>,
+    /// `rank[w]`: the keys below `64·w` (the index of word `w`'s first
+    /// key), so a key's index is one popcount away.
+    rank: Vec<u32>,
 }
 
 impl Lists {
@@ -158,7 +161,7 @@ impl Lists {
             }
             out.offsets.push(out.ends.len() as u64);
         }
-        out
+        out.ranked()
     }
 
     /// The lists of `adj` for the keys `range` turned around: for every
@@ -184,6 +187,7 @@ impl Lists {
             weights: ws.map(|_| vec![0.0; slice.len()]),
             ends: vec![0; slice.len()],
             keys: Vec::new(),
+            rank: Vec::new(),
         };
         let mut total = 0u64;
         for (e, c) in cursor.iter_mut().enumerate() {
@@ -206,7 +210,22 @@ impl Lists {
                 *at += 1;
             }
         }
-        out
+        out.ranked()
+    }
+
+    /// These lists with `rank` filled from `has`.
+    fn ranked(mut self) -> Lists {
+        let mut below = 0u32;
+        self.rank = self
+            .has
+            .iter()
+            .map(|w| {
+                let r = below;
+                below += w.count_ones();
+                r
+            })
+            .collect();
+        self
     }
 
     /// Whether `k` has a list.
@@ -217,15 +236,31 @@ impl Lists {
             .is_some_and(|w| w & (1 << (k % 64)) != 0)
     }
 
+    /// The index of `k`'s list among [`Lists::keys`], or `None` when `k`
+    /// has none: O(1) (the membership bit, the keys below its word, a
+    /// popcount).
+    #[inline]
+    pub fn index(&self, k: VertexId) -> Option<usize> {
+        let w = *self.has.get(k as usize / 64)?;
+        let b = 1u64 << (k % 64);
+        (w & b != 0)
+            .then(|| self.rank[k as usize / 64] as usize + (w & (b - 1)).count_ones() as usize)
+    }
+
+    /// The list at index `i` of [`Lists::keys`] and its weights.
+    #[inline]
+    pub fn at(&self, i: usize) -> (&[VertexId], Option<&[Weight]>) {
+        let r = self.offsets[i] as usize..self.offsets[i + 1] as usize;
+        (&self.ends[r.clone()], self.weights.as_ref().map(|w| &w[r]))
+    }
+
     /// The list of `k` and its weights (empty when `k` has none).
     #[inline]
     pub fn get(&self, k: VertexId) -> (&[VertexId], Option<&[Weight]>) {
-        if !self.contains(k) {
-            return (&[], self.weights.as_ref().map(|_| &[][..]));
+        match self.index(k) {
+            Some(i) => self.at(i),
+            None => (&[], self.weights.as_ref().map(|_| &[][..])),
         }
-        let i = self.keys.partition_point(|&x| x < k);
-        let r = self.offsets[i] as usize..self.offsets[i + 1] as usize;
-        (&self.ends[r.clone()], self.weights.as_ref().map(|w| &w[r]))
     }
 
     /// The arrays: keys, offsets, other ends, weights.
@@ -281,7 +316,9 @@ impl Lists {
             ends,
             weights,
             has,
-        })
+            rank: Vec::new(),
+        }
+        .ranked())
     }
 
     /// Keys with a list, ascending.
@@ -300,7 +337,8 @@ impl Lists {
             + self.offsets.len() * 8
             + self.ends.len() * 4
             + self.weights.as_ref().map_or(0, |w| w.len() * 4)
-            + self.has.len() * 8) as u64
+            + self.has.len() * 8
+            + self.rank.len() * 4) as u64
     }
 }
 
@@ -580,6 +618,17 @@ mod tests {
                 let push: u64 = parts.iter().map(|x| x.push(d).num_entries()).sum();
                 let pull: u64 = parts.iter().map(|x| x.pull(d).num_entries()).sum();
                 assert_eq!((push, pull), (8, 8));
+            }
+            // Every key's list is found by its index, and no other vertex has one.
+            for x in &parts {
+                for d in [Arcs::Out, Arcs::In] {
+                    let l = x.push(d);
+                    for v in 0..6 {
+                        let i = l.keys().binary_search(&v).ok();
+                        assert_eq!(l.index(v), i, "vertex {v}");
+                    }
+                    assert_eq!(l.index(6), None);
+                }
             }
             // Vertex 1's out-arcs: to 2 twice, on 2's master.
             let o = cuts.owner(2);
