@@ -17,13 +17,10 @@
 //! every page once, sequentially (`--io full`).
 use plexus_graph::VertexId;
 
+use crate::cost::{TARGETS_PER_PAGE, WEIGHTS_PER_PAGE};
 use crate::error::{OocError, Result};
 use crate::file::{Page, Side, StoredGraph, PAGE};
 
-/// Neighbours per page.
-const TARGETS_PER_PAGE: u64 = PAGE / 4;
-/// Weights per page.
-const WEIGHTS_PER_PAGE: u64 = PAGE / 8;
 /// Most lists in one batch: vertices with empty lists take no pages, so
 /// without a bound a batch (and its entry table) could hold millions of
 /// them (half of a Kronecker graph's vertices are isolated).
