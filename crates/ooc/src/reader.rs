@@ -509,7 +509,9 @@ fn read_all(g: &StoredGraph, tasks: Vec<(u64, &mut [u8])>) -> Result<()> {
 
 /// An empty vector of items in `v`'s allocation (in-place collect: no
 /// item is kept, so only the lifetime changes).
+// A `filter` would keep the lifetime `'x`; the `filter_map` names `'y`.
+#[allow(clippy::unnecessary_filter_map)]
 fn recycle<'x, 'y>(mut v: Vec<Item<'x>>) -> Vec<Item<'y>> {
     v.clear();
-    v.into_iter().filter_map(|_| None).collect()
+    v.into_iter().filter_map(|_| None::<Item<'y>>).collect()
 }

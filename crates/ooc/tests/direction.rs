@@ -2,7 +2,6 @@
 //! moves fewer bytes (`plexus_ooc::cost`), and the result stays the
 //! in-memory executor's.
 use plexus_engine::algo::{bfs, wcc};
-use plexus_engine::program::GraphView;
 use plexus_graph::{BuildOptions, DataDir, Graph, Provenance};
 use plexus_ooc::{IoMode, OocExecutor, OocOptions, StepStats};
 use rand::{Rng, SeedableRng};
