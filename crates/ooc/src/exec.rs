@@ -347,8 +347,10 @@ impl OocExecutor {
         ]
     }
 
-    /// The mode of a superstep of `p` from `frontier`, and what the rule
-    /// estimated: a mode the program or the options fix; with
+    /// The mode of a superstep of `p` from `frontier` that reads weights
+    /// when `weights` (the job's own choice, so that a job of a shared
+    /// batch decides as it would alone), and what the rule estimated: a
+    /// mode the program or the options fix; with
     /// [`IoMode::Active`] and no explicit threshold, the direction that
     /// moves fewer bytes ([`crate::cost`]); otherwise Ligra's rule
     /// ([`OocExecutor::ligra`]), since with [`IoMode::Full`] both
@@ -359,6 +361,7 @@ impl OocExecutor {
         frontier: &VertexSubset,
         opts: &StepOptions,
         t: Traversal,
+        weights: bool,
     ) -> (Mode, Option<Estimate>) {
         match (P::MODES, opts.direction) {
             (Modes::SparseOnly, _) | (Modes::Both, Direction::Push) => (Mode::Sparse, None),
@@ -370,7 +373,7 @@ impl OocExecutor {
                 (self.ligra(frontier, opts, t), None)
             }
             (Modes::Both, Direction::Auto) => {
-                let e = self.estimate(p, frontier, t);
+                let e = self.estimate(p, frontier, t, weights);
                 let mode = match e.pull_bytes.map(|pull| pull.cmp(&e.push_bytes())) {
                     Some(std::cmp::Ordering::Less) => Mode::Dense,
                     Some(std::cmp::Ordering::Equal) => self.ligra(frontier, opts, t),
@@ -384,10 +387,16 @@ impl OocExecutor {
     /// The bytes a push and a pull of `p` from `frontier` would move (see
     /// [`crate::cost`]); the pull is not estimated when the push moves no
     /// more than one byte per vertex, or once it is known to cost more.
-    fn estimate<P: VertexProgram>(&self, p: &P, frontier: &VertexSubset, t: Traversal) -> Estimate {
+    fn estimate<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        t: Traversal,
+        weights: bool,
+    ) -> Estimate {
         let n = self.g.num_vertices();
         let (frontier_bytes, edges) =
-            cost::frontier_pages(&self.sides(Mode::Sparse, t), self.weights, frontier);
+            cost::frontier_pages(&self.sides(Mode::Sparse, t), weights, frontier);
         let buffered = self.plan.log_bytes * self.plan.intervals() as u64;
         let mut e = Estimate {
             frontier_bytes,
@@ -399,7 +408,7 @@ impl OocExecutor {
             // One byte over the push, so that a tie is seen (and broken
             // by Ligra's rule).
             let limit = push.saturating_add(1);
-            e.pull_bytes = cost::pull_pages(p, &self.sides(Mode::Dense, t), self.weights, n, limit);
+            e.pull_bytes = cost::pull_pages(p, &self.sides(Mode::Dense, t), weights, n, limit);
         }
         e
     }
@@ -542,7 +551,7 @@ impl Executor for OocExecutor {
         let n = self.g.num_vertices();
         let t = Traversal::new(self.g.is_directed(), opts);
         let started = Instant::now();
-        let (mode, estimate) = self.choose(p, frontier, opts, t);
+        let (mode, estimate) = self.choose(p, frontier, opts, t, self.weights);
         let before = self.counters();
         let result = match (self.g.faulted(), mode) {
             (true, _) => Ok(Vec::new()),

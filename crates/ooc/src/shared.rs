@@ -218,7 +218,13 @@ where
         let opts = self.driver.options();
         self.t = Traversal::new(exec.graph().is_directed(), &opts);
         self.mode = exec
-            .choose(self.driver.program(), &frontier, &opts, self.t)
+            .choose(
+                self.driver.program(),
+                &frontier,
+                &opts,
+                self.t,
+                self.weights,
+            )
             .0;
         self.report.supersteps += 1;
         self.report.sparse_steps += u64::from(self.mode == Mode::Sparse);
