@@ -1,8 +1,9 @@
 //! [`OocExecutor`]: the engine's [`Executor`] over a stored graph that is
 //! read, never mapped, page range by page range.
 //!
-//! A superstep, in the mode the engine's rule picks (Ligra's threshold on
-//! the whole-graph degrees the view answers with):
+//! A superstep, in the mode that moves fewer bytes ([`crate::cost`]; a
+//! mode the program or the options fix, Ligra's rule with `--io full` or
+//! an explicit threshold):
 //! - **sparse (push):** the active sources' lists (out-lists; in-lists too
 //!   when symmetric, in-lists only when reversed) are read by page ranges
 //!   in ascending order; each source's signal goes over each of its edges
@@ -38,6 +39,7 @@ use plexus_graph::VertexId;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::cost::{self, Estimate};
 use crate::error::{OocError, Result};
 use crate::file::{Side, StoredGraph};
 use crate::logs::{LogCounters, LogDir};
@@ -141,8 +143,11 @@ pub struct StepStats {
     pub log_written: u64,
     /// Log bytes read back.
     pub log_read: u64,
-    /// Seconds the superstep took.
+    /// Seconds the superstep took (the direction rule's estimate included).
     pub seconds: f64,
+    /// What the direction rule estimated (`None` where the program, the
+    /// options or `--io full` fixed the rule; see [`OocExecutor::choose`]).
+    pub estimate: Option<Estimate>,
 }
 
 /// The executor's counters after (or during) a run.
@@ -342,34 +347,93 @@ impl OocExecutor {
         ]
     }
 
+    /// The mode of a superstep of `p` from `frontier` that reads weights
+    /// when `weights` (the job's own choice, so that a job of a shared
+    /// batch decides as it would alone), and what the rule estimated: a
+    /// mode the program or the options fix; with
+    /// [`IoMode::Active`] and no explicit threshold, the direction that
+    /// moves fewer bytes ([`crate::cost`]); otherwise Ligra's rule
+    /// ([`OocExecutor::ligra`]), since with [`IoMode::Full`] both
+    /// directions read every page of one side (`m` lists either way).
+    pub(crate) fn choose<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        opts: &StepOptions,
+        t: Traversal,
+        weights: bool,
+    ) -> (Mode, Option<Estimate>) {
+        match (P::MODES, opts.direction) {
+            (Modes::SparseOnly, _) | (Modes::Both, Direction::Push) => (Mode::Sparse, None),
+            (Modes::DenseOnly, _) | (Modes::Both, Direction::Pull) => (Mode::Dense, None),
+            (Modes::Both, Direction::Auto) if frontier.is_empty() => (Mode::Sparse, None),
+            (Modes::Both, Direction::Auto)
+                if self.io == IoMode::Full || opts.threshold.is_some() =>
+            {
+                (self.ligra(frontier, opts, t), None)
+            }
+            (Modes::Both, Direction::Auto) => {
+                let e = self.estimate(p, frontier, t, weights);
+                let mode = match e.pull_bytes.map(|pull| pull.cmp(&e.push_bytes())) {
+                    Some(std::cmp::Ordering::Less) => Mode::Dense,
+                    Some(std::cmp::Ordering::Equal) => self.ligra(frontier, opts, t),
+                    _ => Mode::Sparse,
+                };
+                (mode, Some(e))
+            }
+        }
+    }
+
+    /// The bytes a push and a pull of `p` from `frontier` would move (see
+    /// [`crate::cost`]); the pull is not estimated when the push moves no
+    /// more than one byte per vertex, or once it is known to cost more.
+    fn estimate<P: VertexProgram>(
+        &self,
+        p: &P,
+        frontier: &VertexSubset,
+        t: Traversal,
+        weights: bool,
+    ) -> Estimate {
+        let n = self.g.num_vertices();
+        let (frontier_bytes, edges) =
+            cost::frontier_pages(&self.sides(Mode::Sparse, t), weights, frontier);
+        let buffered = self.plan.log_bytes * self.plan.intervals() as u64;
+        let mut e = Estimate {
+            frontier_bytes,
+            log_bytes: cost::log_bytes::<P>(edges, buffered),
+            pull_bytes: None,
+        };
+        let push = e.push_bytes();
+        if push > n as u64 {
+            // One byte over the push, so that a tie is seen (and broken
+            // by Ligra's rule).
+            let limit = push.saturating_add(1);
+            e.pull_bytes = cost::pull_pages(p, &self.sides(Mode::Dense, t), weights, n, limit);
+        }
+        e
+    }
+
     /// Ligra's rule on the view's degrees (as `edge_map::decide` does on a
     /// graph; a reverse step counts in-degrees, as the in-memory executor
     /// does on the reversed graph).
-    pub(crate) fn decide(&self, frontier: &VertexSubset, opts: &StepOptions, t: Traversal) -> Mode {
-        match opts.direction {
-            Direction::Push => Mode::Sparse,
-            Direction::Pull => Mode::Dense,
-            Direction::Auto if frontier.is_empty() => Mode::Sparse,
-            Direction::Auto => {
-                let g = &self.g;
-                let threshold = opts
-                    .threshold
-                    .unwrap_or(g.num_arcs() / DEFAULT_THRESHOLD_DIVISOR);
-                let deg = |v: VertexId| -> u64 {
-                    let (o, i) = (g.out_degree(v) as u64, g.in_degree(v) as u64);
-                    match (t.reverse, opts.symmetric && g.is_directed()) {
-                        (_, true) => o + i,
-                        (true, false) => i,
-                        (false, false) => o,
-                    }
-                };
-                let work = frontier.len() as u64 + frontier.iter().map(deg).sum::<u64>();
-                if work > threshold {
-                    Mode::Dense
-                } else {
-                    Mode::Sparse
-                }
+    fn ligra(&self, frontier: &VertexSubset, opts: &StepOptions, t: Traversal) -> Mode {
+        let g = &self.g;
+        let threshold = opts
+            .threshold
+            .unwrap_or(g.num_arcs() / DEFAULT_THRESHOLD_DIVISOR);
+        let deg = |v: VertexId| -> u64 {
+            let (o, i) = (g.out_degree(v) as u64, g.in_degree(v) as u64);
+            match (t.reverse, opts.symmetric && g.is_directed()) {
+                (_, true) => o + i,
+                (true, false) => i,
+                (false, false) => o,
             }
+        };
+        let work = frontier.len() as u64 + frontier.iter().map(deg).sum::<u64>();
+        if work > threshold {
+            Mode::Dense
+        } else {
+            Mode::Sparse
         }
     }
 
@@ -486,13 +550,9 @@ impl Executor for OocExecutor {
         plexus_engine::progress::superstep(frontier.len() as u64);
         let n = self.g.num_vertices();
         let t = Traversal::new(self.g.is_directed(), opts);
-        let mode = match P::MODES {
-            Modes::SparseOnly => Mode::Sparse,
-            Modes::DenseOnly => Mode::Dense,
-            Modes::Both => self.decide(frontier, opts, t),
-        };
-        let before = self.counters();
         let started = Instant::now();
+        let (mode, estimate) = self.choose(p, frontier, opts, t, self.weights);
+        let before = self.counters();
         let result = match (self.g.faulted(), mode) {
             (true, _) => Ok(Vec::new()),
             (false, Mode::Sparse) => self.sparse(p, frontier, t),
@@ -516,6 +576,7 @@ impl Executor for OocExecutor {
             log_written: after[3] - before[3],
             log_read: after[4] - before[4],
             seconds: started.elapsed().as_secs_f64(),
+            estimate,
         };
         if let Ok(mut s) = self.steps.lock() {
             s.push(stats);

@@ -12,7 +12,6 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Instant;
 
 use bytemuck::Pod;
 use plexus_engine::program::GraphView;
@@ -62,7 +61,8 @@ pub struct IoCounters {
     pub pages: AtomicU64,
     /// `pread` calls for adjacency.
     pub reads: AtomicU64,
-    /// Nanoseconds spent in adjacency `pread`s.
+    /// Nanoseconds of adjacency reading (wall time of each job's reads,
+    /// concurrent requests counted once).
     pub nanos: AtomicU64,
     /// Bytes read once for the per-vertex arrays and the graph's facts.
     pub setup_bytes: AtomicU64,
@@ -321,18 +321,22 @@ impl StoredGraph {
 
     /// Reads whole pages into `buf` (whose length is a multiple of
     /// [`PAGE`]) from byte `offset` (a multiple of [`PAGE`]); bytes past the
-    /// end of the file read as zeros. Counts the pages and the time.
+    /// end of the file read as zeros. Counts the pages and the call (the
+    /// caller counts the time: reads run concurrently).
     pub(crate) fn read_pages(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        let t = Instant::now();
         self.read_raw(offset, buf)?;
         let io = &self.io;
-        io.nanos
-            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         io.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
         io.pages
             .fetch_add(buf.len() as u64 / PAGE, Ordering::Relaxed);
         io.reads.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Adds `t` of adjacency reading (wall time, concurrent reads once).
+    pub(crate) fn add_io_time(&self, t: std::time::Duration) {
+        let ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        self.io.nanos.fetch_add(ns, Ordering::Relaxed);
     }
 
     /// [`StoredGraph::read_pages`] without the counters: `O_DIRECT` when

@@ -34,6 +34,7 @@
 //! assert_eq!(out.depth, vec![0, 1, 2, 3]);
 //! assert!(exec.report().bytes_read > 0);
 //! ```
+pub mod cost;
 pub mod error;
 pub mod exec;
 pub mod file;
@@ -43,6 +44,7 @@ pub mod reader;
 pub mod shared;
 mod step;
 
+pub use cost::Estimate;
 pub use error::{human_bytes, parse_size, OocError, Result};
 pub use exec::{state_bytes_per_vertex, IoMode, OocExecutor, OocOptions, Report, StepStats};
 pub use file::StoredGraph;

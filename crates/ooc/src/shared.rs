@@ -32,7 +32,7 @@ use std::time::Instant;
 
 use plexus_engine::driver::Driver;
 use plexus_engine::edge_map::Mode;
-use plexus_engine::program::{GraphView, Modes, Traversal, VertexProgram};
+use plexus_engine::program::{GraphView, Traversal, VertexProgram};
 use plexus_engine::subset::VertexSubset;
 use plexus_graph::VertexId;
 use rayon::prelude::*;
@@ -217,11 +217,15 @@ where
         };
         let opts = self.driver.options();
         self.t = Traversal::new(exec.graph().is_directed(), &opts);
-        self.mode = match D::Program::MODES {
-            Modes::SparseOnly => Mode::Sparse,
-            Modes::DenseOnly => Mode::Dense,
-            Modes::Both => exec.decide(&frontier, &opts, self.t),
-        };
+        self.mode = exec
+            .choose(
+                self.driver.program(),
+                &frontier,
+                &opts,
+                self.t,
+                self.weights,
+            )
+            .0;
         self.report.supersteps += 1;
         self.report.sparse_steps += u64::from(self.mode == Mode::Sparse);
         self.report.active += frontier.len() as u64;

@@ -106,6 +106,8 @@ pub(crate) struct DenseVisit<'a, P: VertexProgram> {
     /// messages, and its signal so far.
     cur: Option<(VertexId, bool, Option<P::Msg>)>,
     out: Vec<VertexId>,
+    /// Where each vertex's items begin in a batch (kept across batches).
+    starts: Vec<usize>,
 }
 
 impl<'a, P: VertexProgram> DenseVisit<'a, P> {
@@ -117,6 +119,7 @@ impl<'a, P: VertexProgram> DenseVisit<'a, P> {
             active,
             cur: None,
             out: Vec::new(),
+            starts: Vec::new(),
         }
     }
 
@@ -127,6 +130,7 @@ impl<'a, P: VertexProgram> DenseVisit<'a, P> {
             active,
             cur,
             out,
+            starts,
         } = self;
         let p: &P = p;
         let active = active.as_deref().map_or(Active::All, Active::Bitmap);
@@ -156,19 +160,19 @@ impl<'a, P: VertexProgram> DenseVisit<'a, P> {
         }
         close(p, cur, out);
         // Whole lists: each vertex on one thread, vertices in parallel.
-        let starts: Vec<usize> = (0..items.len())
-            .filter(|&i| i == 0 || items[i - 1].v != items[i].v)
-            .collect();
-        let woke: Vec<VertexId> = starts
-            .par_iter()
-            .enumerate()
-            .with_min_len(64)
-            .filter_map(|(k, &s)| {
-                let e = starts.get(k + 1).copied().unwrap_or(items.len());
-                dense_whole(p, &items[s..e], active)
-            })
-            .collect();
-        out.extend(woke);
+        starts.clear();
+        starts.extend((0..items.len()).filter(|&i| i == 0 || items[i - 1].v != items[i].v));
+        let starts: &[usize] = starts;
+        out.par_extend(
+            starts
+                .par_iter()
+                .enumerate()
+                .with_min_len(64)
+                .filter_map(|(k, &s)| {
+                    let e = starts.get(k + 1).copied().unwrap_or(items.len());
+                    dense_whole(p, &items[s..e], active)
+                }),
+        );
     }
 
     /// The activated vertices.
