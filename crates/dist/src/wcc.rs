@@ -38,7 +38,7 @@
 //! Each phase is reported as one step (`mode` "union-find").
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use plexus_engine::algo::wcc::Output;
+use plexus_engine::algo::wcc::{find, link, Output};
 use plexus_engine::program::GraphView;
 use plexus_engine::subset::bit;
 use plexus_graph::VertexId;
@@ -227,48 +227,6 @@ fn largest(parent: &[AtomicU32]) -> (Option<VertexId>, usize) {
         .into_iter()
         .max_by_key(|&(r, c)| (c, std::cmp::Reverse(r)))
         .map_or((None, 0), |(r, c)| (Some(r), c))
-}
-
-/// The root of `x`'s tree (read only).
-#[inline]
-fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
-    loop {
-        let p = parent[x as usize].load(Ordering::Relaxed);
-        if p == x {
-            return x;
-        }
-        x = p;
-    }
-}
-
-/// Joins the trees of `u` and `v`: climbs from their parents, hanging the
-/// higher of the two current ids under the lower once the higher is a
-/// root (a compare-and-swap). Only a root is ever re-hung, and always under
-/// a smaller id, so parent ≤ child holds and every root is its tree's
-/// minimum; a plain store of a grandparent only shortens a path (path
-/// halving), since a non-root never becomes a root again.
-#[inline]
-fn link(parent: &[AtomicU32], u: u32, v: u32) {
-    let get = |x: u32| parent[x as usize].load(Ordering::Relaxed);
-    let (mut p1, mut p2) = (get(u), get(v));
-    while p1 != p2 {
-        let (high, low) = if p1 > p2 { (p1, p2) } else { (p2, p1) };
-        let p_high = get(high);
-        if p_high == low
-            || (p_high == high
-                && parent[high as usize]
-                    .compare_exchange(high, low, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok())
-        {
-            return;
-        }
-        let grand = get(p_high);
-        if grand != p_high {
-            parent[high as usize].store(grand, Ordering::Relaxed);
-        }
-        p1 = grand;
-        p2 = get(low);
-    }
 }
 
 /// Points every cell at its root.

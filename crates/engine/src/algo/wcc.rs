@@ -90,9 +90,10 @@ pub fn run(g: &Graph, cfg: &Config) -> Result<Output, AlgoError> {
 }
 
 /// Follows parents to the root (read only: the compress passes shorten
-/// the paths, as in GAPBS, so no lookup pays a locked write).
+/// the paths, as in GAPBS, so no lookup pays a locked write). Shared with
+/// the distributed executor's union–find.
 #[inline]
-fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
+pub fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
     loop {
         let p = parent[x as usize].load(Ordering::Relaxed);
         if p == x {
@@ -106,8 +107,9 @@ fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
 /// parents, hanging the higher of the two current ids under the lower once
 /// the higher is a root. Only a root is ever re-hung, and always under a
 /// smaller id, so parent ≤ child holds and every root is its tree's minimum.
+/// Shared with the distributed executor's union–find.
 #[inline]
-fn link(parent: &[AtomicU32], u: u32, v: u32) {
+pub fn link(parent: &[AtomicU32], u: u32, v: u32) {
     let get = |x: u32| parent[x as usize].load(Ordering::Relaxed);
     let (mut p1, mut p2) = (get(u), get(v));
     while p1 != p2 {
