@@ -38,7 +38,7 @@
 //! Each phase is reported as one step (`mode` "union-find").
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use plexus_engine::algo::wcc::{find, link, Output};
+use plexus_engine::algo::wcc::{compress, find, link, Output};
 use plexus_engine::program::GraphView;
 use plexus_engine::subset::bit;
 use plexus_graph::VertexId;
@@ -227,17 +227,6 @@ fn largest(parent: &[AtomicU32]) -> (Option<VertexId>, usize) {
         .into_iter()
         .max_by_key(|&(r, c)| (c, std::cmp::Reverse(r)))
         .map_or((None, 0), |(r, c)| (Some(r), c))
-}
-
-/// Points every cell at its root.
-fn compress(parent: &[AtomicU32]) {
-    (0..parent.len() as VertexId)
-        .into_par_iter()
-        .with_min_len(1024)
-        .for_each(|v| {
-            let r = find(parent, v);
-            parent[v as usize].store(r, Ordering::Relaxed);
-        })
 }
 
 #[cfg(test)]

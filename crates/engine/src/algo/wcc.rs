@@ -304,8 +304,9 @@ fn into_labels(parent: Vec<AtomicU32>) -> Vec<u32> {
     parent.into_iter().map(AtomicU32::into_inner).collect()
 }
 
-/// Points every cell at its root.
-fn compress(parent: &[AtomicU32]) {
+/// Points every cell at its root (parallel; shared with the distributed
+/// executor's union–find).
+pub fn compress(parent: &[AtomicU32]) {
     (0..parent.len() as VertexId)
         .into_par_iter()
         .with_min_len(1024)
