@@ -4,17 +4,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_plexus");
-
-fn plexus(data: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--data-dir")
-        .arg(data)
-        .arg("-q")
-        .args(args)
-        .output()
-        .expect("plexus runs")
-}
+mod common;
+use common::{plexus, BIN};
 
 fn ok(out: &Output) {
     assert!(

@@ -1,21 +1,11 @@
 //! `plexus run --executor dist --ranks N` (thread ranks): the same
 //! per-vertex results as in memory (external ids, via `--out`), and the
 //! per-rank, per-superstep statistics in `--json`.
-use std::process::Command;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_plexus");
-
-fn plexus(data: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(BIN)
-        .arg("--data-dir")
-        .arg(data)
-        .arg("-q")
-        .args(args)
-        .output()
-        .expect("plexus runs")
-}
+mod common;
+use common::plexus;
 
 fn ok(out: std::process::Output) -> String {
     assert!(

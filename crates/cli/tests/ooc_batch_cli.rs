@@ -4,21 +4,11 @@
 //! runs together, and options that do not apply are refused in one line.
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_plexus");
-
-fn plexus(data: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(BIN)
-        .arg("--data-dir")
-        .arg(data)
-        .arg("-q")
-        .args(args)
-        .output()
-        .expect("plexus runs")
-}
+mod common;
+use common::plexus;
 
 fn json(out: &std::process::Output) -> Value {
     assert!(

@@ -1,20 +1,10 @@
 //! `plexus run --executor ooc`: the same answers as in memory, the I/O
 //! counters in `--json`, and a budget too small refused in one line.
-use std::process::Command;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_plexus");
-
-fn plexus(data: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(BIN)
-        .arg("--data-dir")
-        .arg(data)
-        .arg("-q")
-        .args(args)
-        .output()
-        .expect("plexus runs")
-}
+mod common;
+use common::plexus;
 
 fn json(out: &std::process::Output) -> Value {
     assert!(
