@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::plexus;
+use common::{assert_no_ooc_leftovers, plexus};
 
 fn json(out: &std::process::Output) -> Value {
     assert!(
@@ -181,13 +181,7 @@ fn a_shared_out_of_core_batch_answers_as_in_memory_and_reads_less_than_its_jobs_
         "shared {shared} bytes, solo runs {solo_bytes}"
     );
     assert!(ooc["shared"][0]["rounds"].as_u64().unwrap() > 0);
-    let names: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".ooc-"))
-        .collect();
-    assert!(names.is_empty(), "{names:?}");
+    assert_no_ooc_leftovers(d);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 mod common;
-use common::plexus;
+use common::{assert_no_ooc_leftovers, plexus};
 
 fn json(out: &std::process::Output) -> Value {
     assert!(
@@ -68,13 +68,7 @@ fn out_of_core_runs_answer_as_in_memory_and_report_their_reads() {
         }
     }
     // Nothing is left in the data directory but the graph.
-    let names: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".ooc-"))
-        .collect();
-    assert!(names.is_empty(), "{names:?}");
+    assert_no_ooc_leftovers(d);
 }
 
 #[test]

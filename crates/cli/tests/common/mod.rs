@@ -19,3 +19,15 @@ pub fn plexus(data: &Path, args: &[&str]) -> Output {
         .output()
         .expect("plexus runs")
 }
+
+/// Asserts that an out-of-core run left no temporary directory
+/// (`.ooc-*`) in the data directory `data`.
+pub fn assert_no_ooc_leftovers(data: &Path) {
+    let names: Vec<String> = std::fs::read_dir(data)
+        .expect("data directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".ooc-"))
+        .collect();
+    assert!(names.is_empty(), "left behind: {names:?}");
+}
