@@ -49,16 +49,44 @@ impl Values {
     /// One pass over the in-edges.
     pub fn sssp_parents(&self, g: &plexus_graph::Graph) -> Option<Vec<u32>> {
         match self {
-            Values::Sssp { dist, source, .. } => {
-                let cfg = plexus_engine::algo::sssp::Config {
-                    source: *source,
-                    delta: None,
-                };
-                Some(plexus_engine::algo::sssp::parents_of(g, &cfg, dist))
-            }
+            Values::Sssp { dist, source, .. } => Some(sssp_parents(g, *source, dist)),
             _ => None,
         }
     }
+}
+
+/// SSSP parents from `source`'s distances `dist` on `g` (the engine's
+/// rule, `sssp::parents_of`): one pass over the in-edges.
+pub fn sssp_parents(g: &plexus_graph::Graph, source: VertexId, dist: &[f64]) -> Vec<u32> {
+    let cfg = plexus_engine::algo::sssp::Config {
+        source,
+        delta: None,
+    };
+    plexus_engine::algo::sssp::parents_of(g, &cfg, dist)
+}
+
+/// The rows (indices `< n`) with the `k` largest keys, largest first, ties
+/// by smaller index; rows whose key is `None` are left out. One pass, O(k)
+/// memory.
+pub fn top_k(n: usize, k: usize, key: impl Fn(usize) -> Option<f64>) -> Vec<usize> {
+    // `kept` is sorted weakest first: ascending key, then descending index.
+    let better = |a: (f64, usize), b: (f64, usize)| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
+    let mut kept: Vec<(f64, usize)> = Vec::with_capacity(k + 1);
+    if k == 0 {
+        return Vec::new();
+    }
+    for v in 0..n {
+        let Some(x) = key(v) else { continue };
+        if kept.len() == k && !better((x, v), kept[0]) {
+            continue;
+        }
+        let at = kept.partition_point(|&e| better((x, v), e));
+        kept.insert(at, (x, v));
+        if kept.len() > k {
+            kept.remove(0);
+        }
+    }
+    kept.iter().rev().map(|&(_, v)| v).collect()
 }
 
 /// A finished job's result on its pinned snapshot.
@@ -135,22 +163,10 @@ impl JobOutput {
                 iterations,
                 converged,
             } => {
-                // The 3 largest ranks, ties by smaller id: one pass, no
-                // per-vertex scratch (kept is sorted best first).
-                let mut kept: Vec<usize> = Vec::with_capacity(4);
-                let better =
-                    |a: usize, b: usize| rank[a].total_cmp(&rank[b]).then(b.cmp(&a)).is_gt();
-                for v in 0..rank.len() {
-                    if kept.len() == 3 && !better(v, kept[2]) {
-                        continue;
-                    }
-                    let at = kept.partition_point(|&e| better(e, v));
-                    kept.insert(at, v);
-                    kept.truncate(3);
-                }
-                let top: Vec<Value> = kept
-                    .iter()
-                    .map(|&v| json!({"id": self.ext_json(v as u32), "rank": rank[v]}))
+                // The 3 largest ranks, ties by smaller id.
+                let top: Vec<Value> = top_k(rank.len(), 3, |v| Some(rank[v]))
+                    .into_iter()
+                    .map(|v| json!({"id": self.ext_json(v as u32), "rank": rank[v]}))
                     .collect();
                 json!({"iterations": iterations, "converged": converged, "top": top})
             }
@@ -260,6 +276,21 @@ mod tests {
             snapshot: Arc::new(Snapshot::new("g", SnapshotId(1), g)),
             values,
         }
+    }
+
+    #[test]
+    fn top_k_is_the_k_largest_ties_by_smaller_index() {
+        let xs = [3.0, 7.0, f64::NAN, 7.0, 1.0, 9.0, 3.0];
+        let key = |v: usize| (!xs[v].is_nan()).then_some(xs[v]);
+        assert_eq!(top_k(xs.len(), 3, key), vec![5, 1, 3]);
+        assert_eq!(top_k(xs.len(), 4, key), vec![5, 1, 3, 0]);
+        assert_eq!(top_k(xs.len(), 0, key), Vec::<usize>::new());
+        assert_eq!(top_k(xs.len(), 10, key), vec![5, 1, 3, 0, 6, 4]);
+        // Against a sort on pseudo-random keys with many ties.
+        let ys: Vec<f64> = (0..1000u64).map(|i| ((i * 7919) % 37) as f64).collect();
+        let mut want: Vec<usize> = (0..ys.len()).collect();
+        want.sort_by(|&a, &b| ys[b].total_cmp(&ys[a]).then(a.cmp(&b)));
+        assert_eq!(top_k(ys.len(), 25, |v| Some(ys[v])), want[..25].to_vec());
     }
 
     #[test]

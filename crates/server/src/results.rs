@@ -9,6 +9,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 use plexus_graph::{ExternalId, Graph, IdKind};
+use plexus_jobs::output::{sssp_parents, top_k};
 use plexus_jobs::request::Column;
 use plexus_jobs::{JobOutput, Snapshot, Values};
 use serde_json::{json, Value};
@@ -134,15 +135,7 @@ impl ResultTable {
                 let Some((_, Column::Float(dist))) = self.columns.first() else {
                     return Column::Vertex(Vec::new());
                 };
-                let cfg = plexus_engine::algo::sssp::Config {
-                    source: d.source,
-                    delta: None,
-                };
-                Column::Vertex(plexus_engine::algo::sssp::parents_of(
-                    self.graph(),
-                    &cfg,
-                    dist,
-                ))
+                Column::Vertex(sssp_parents(self.graph(), d.source, dist))
             });
             cols.push(("parent", col));
         }
@@ -436,30 +429,6 @@ impl ResultTable {
     }
 }
 
-/// The rows (indices `< n`) with the `k` largest keys, largest first, ties
-/// by smaller index; rows whose key is `None` are left out. One pass, O(k)
-/// memory.
-fn top_k(n: usize, k: usize, key: impl Fn(usize) -> Option<f64>) -> Vec<usize> {
-    // Ascending by (key, Reverse(index)): the first entry is the weakest.
-    let better = |a: (f64, usize), b: (f64, usize)| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
-    let mut kept: Vec<(f64, usize)> = Vec::with_capacity(k + 1);
-    if k == 0 {
-        return Vec::new();
-    }
-    for v in 0..n {
-        let Some(x) = key(v) else { continue };
-        if kept.len() == k && !better((x, v), kept[0]) {
-            continue;
-        }
-        let at = kept.partition_point(|&e| better((x, v), e));
-        kept.insert(at, (x, v));
-        if kept.len() > k {
-            kept.remove(0);
-        }
-    }
-    kept.iter().rev().map(|&(_, v)| v).collect()
-}
-
 /// ⌊log2 x⌋ for x ≥ 1.
 fn log2_floor(x: u64) -> usize {
     63 - x.leading_zeros() as usize
@@ -543,21 +512,6 @@ fn log2_histogram_f64(xs: &[f64]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn top_k_is_the_k_largest_ties_by_smaller_index() {
-        let xs = [3.0, 7.0, f64::NAN, 7.0, 1.0, 9.0, 3.0];
-        let key = |v: usize| (!xs[v].is_nan()).then_some(xs[v]);
-        assert_eq!(top_k(xs.len(), 3, key), vec![5, 1, 3]);
-        assert_eq!(top_k(xs.len(), 4, key), vec![5, 1, 3, 0]);
-        assert_eq!(top_k(xs.len(), 0, key), Vec::<usize>::new());
-        assert_eq!(top_k(xs.len(), 10, key), vec![5, 1, 3, 0, 6, 4]);
-        // Against a sort on pseudo-random keys with many ties.
-        let ys: Vec<f64> = (0..1000u64).map(|i| ((i * 7919) % 37) as f64).collect();
-        let mut want: Vec<usize> = (0..ys.len()).collect();
-        want.sort_by(|&a, &b| ys[b].total_cmp(&ys[a]).then(a.cmp(&b)));
-        assert_eq!(top_k(ys.len(), 25, |v| Some(ys[v])), want[..25].to_vec());
-    }
 
     #[test]
     fn f64_bins_are_exact_floor_log2() {
