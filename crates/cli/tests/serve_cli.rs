@@ -101,6 +101,23 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
+/// Waits until job `id` runs: the server gathers a burst of submissions
+/// for a few milliseconds before it admits them (`--gather-quiet`).
+fn wait_running(addr: SocketAddr, id: u64) {
+    let start = Instant::now();
+    loop {
+        let (st, v) = http(addr, "GET", &format!("/api/jobs/{id}"), "");
+        assert_eq!(st, 200, "{v}");
+        match v["state"].as_str() {
+            Some("running") => return,
+            Some("queued") if start.elapsed() < TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            _ => panic!("job {id} did not start running: {v}"),
+        }
+    }
+}
+
 fn generated(dir: &Path) -> PathBuf {
     let data = dir.join("data");
     let out = plexus(
@@ -134,6 +151,7 @@ fn sigterm_refuses_new_jobs_cancels_after_the_grace_and_frees_the_store() {
     let (st, v) = http(s.addr, "POST", "/api/jobs", ENDLESS);
     assert_eq!(st, 202, "{v}");
     let id = v["id"].as_u64().unwrap();
+    wait_running(s.addr, id);
     // Writers are sent to the server while it runs.
     let tx = dir.path().join("t.tx");
     std::fs::write(&tx, "add-vertex 999999\n").unwrap();
@@ -210,6 +228,7 @@ fn sigterm_lets_a_job_that_ends_within_the_grace_finish() {
     );
     assert_eq!(st, 202, "{v}");
     let id = v["id"].as_u64().unwrap();
+    wait_running(s.addr, id);
     // Watch it over Server-Sent Events, then ask the server to stop.
     let mut sse = TcpStream::connect(s.addr).unwrap();
     sse.set_read_timeout(Some(TIMEOUT)).unwrap();
