@@ -79,6 +79,27 @@ fn displs(counts: &[i32]) -> Result<Vec<i32>> {
     Ok(out)
 }
 
+/// Backs empty buffers handed to MPI.
+static EMPTY: [u8; 1] = [0];
+
+/// `bytes`, or an empty slice that does not point at address 1 when
+/// `bytes` is empty: a Rust empty `&[u8]` points at 1, which is OpenMPI's
+/// `MPI_IN_PLACE`, so an empty send buffer would be taken for "in place"
+/// (`MPI_Allgatherv` then fails with `MPI_ERR_ARG`).
+fn not_in_place(bytes: &[u8]) -> &[u8] {
+    if bytes.is_empty() {
+        &EMPTY[..0]
+    } else {
+        bytes
+    }
+}
+
+/// A zeroed receive buffer of `len` bytes whose pointer is a real
+/// allocation even when `len == 0` (see [`not_in_place`]); use `[..len]`.
+fn recv_buffer(len: usize) -> Vec<u8> {
+    vec![0u8; len.max(1)]
+}
+
 /// Splits `flat` into blocks of `counts`.
 fn split(flat: &[u8], counts: &[i32]) -> Vec<Vec<u8>> {
     let mut at = 0usize;
@@ -102,7 +123,9 @@ impl Comm for MpiComm {
     }
     fn send(&self, to: usize, bytes: Vec<u8>) -> Result<()> {
         count(bytes.len())?;
-        world().process_at_rank(count(to)?).send(&bytes[..]);
+        world()
+            .process_at_rank(count(to)?)
+            .send(not_in_place(&bytes[..]));
         Ok(())
     }
     fn recv(&self, from: usize) -> Result<Vec<u8>> {
@@ -132,10 +155,11 @@ impl Comm for MpiComm {
             .iter()
             .map(|&c| usize::try_from(c).unwrap_or(0))
             .sum();
-        let mut rflat = vec![0u8; total];
+        let mut rflat = recv_buffer(total);
         {
-            let send = Partition::new(&flat[..], &send_counts[..], &send_displs[..]);
-            let mut recv = PartitionMut::new(&mut rflat[..], &recv_counts[..], &recv_displs[..]);
+            let send = Partition::new(not_in_place(&flat[..]), &send_counts[..], &send_displs[..]);
+            let mut recv =
+                PartitionMut::new(&mut rflat[..total], &recv_counts[..], &recv_displs[..]);
             w.all_to_all_varcount_into(&send, &mut recv);
         }
         Ok(split(&rflat, &recv_counts))
@@ -151,10 +175,10 @@ impl Comm for MpiComm {
             .iter()
             .map(|&c| usize::try_from(c).unwrap_or(0))
             .sum();
-        let mut flat = vec![0u8; total];
+        let mut flat = recv_buffer(total);
         {
-            let mut recv = PartitionMut::new(&mut flat[..], &counts[..], &ds[..]);
-            w.all_gather_varcount_into(mine, &mut recv);
+            let mut recv = PartitionMut::new(&mut flat[..total], &counts[..], &ds[..]);
+            w.all_gather_varcount_into(not_in_place(mine), &mut recv);
         }
         Ok(split(&flat, &counts))
     }
