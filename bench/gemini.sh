@@ -25,15 +25,13 @@
 # file's ids for Gemini); PageRank runs 20 iterations on both (Plexus:
 # Jacobi, double precision, no tolerance stop; Gemini: its 20 iterations);
 # CC is Gemini's label propagation against Plexus's WCC (same components).
-# Times are each system's own kernel time: Gemini's `exec_time` (it runs
-# each kernel 6 times in one process; the first is dropped as warm-up, the
-# median of the other 5 kept), Plexus's median `compute_seconds` of
-# `--repeat 5` after `--warmup 0.3`. Gemini sizes its OpenMP team to every
+# Times are each system's own kernel time, one run a process, medians over
+# ROUNDS processes: Gemini's first `exec_time` (its toolkits run a kernel 6
+# times, but with current glibc the first run's clean-up crashes or, in cc,
+# the later runs loop, so the script stops it after the first), Plexus's
+# `compute_seconds`. Gemini sizes its OpenMP team to every
 # configured CPU whatever the rank count (its source), so at 2 ranks on 2
 # cores it runs 4 threads; Plexus runs cores/ranks threads a rank.
-# Gemini's process may crash in its teardown after printing its times (a
-# known fault of its destructor with current glibc); the script keeps runs
-# that printed all their times and says how many crashed.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,15 +91,25 @@ gemini() { # ALG NP
     bfs) args=("$file" "$N" "$SOURCE") ;;
   esac
   local log=$OUT/gemini-$alg-$np.log
-  timeout "$TIMEOUT" "${MPI[@]}" -np "$np" "$GEMINI_DIR/toolkits/$alg" "${args[@]}" >"$log" 2>&1 || true
+  # Its first run only: see the header. The process is stopped once that
+  # run's lines are out.
+  "${MPI[@]}" -np "$np" stdbuf -oL "$GEMINI_DIR/toolkits/$alg" "${args[@]}" >"$log" 2>&1 &
+  local pid=$! waited=0
+  while ! grep -qs '^exec_time=' "$log" && kill -0 "$pid" 2>/dev/null && [ $waited -lt $((TIMEOUT * 10)) ]; do
+    sleep 0.1; waited=$((waited + 1))
+  done
+  sleep 1
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pkill -f "$GEMINI_DIR/toolkits/$alg " 2>/dev/null || true
   python3 - "$log" "$alg" "$np" >>"$RUNS" <<'EOF'
-import json, re, statistics, sys
+import json, re, sys
 log, alg, np_ = sys.argv[1], sys.argv[2], int(sys.argv[3])
 text = open(log, errors="replace").read()
-t = [float(x) for x in re.findall(r"exec_time=([0-9.]+)", text)]
+t = re.findall(r"exec_time=([0-9.]+)", text)
+extra = re.findall(r"^(components = \d+|found_vertices = \d+|distance\[\d+\]=[0-9.]+|pr\[\d+\]=[0-9.]+)", text, re.M)
 print(json.dumps({"system": "gemini", "algorithm": alg, "np": np_,
-                  "seconds": statistics.median(t[1:]) if len(t) > 1 else None,
-                  "runs": t[1:], "crashed": "Segmentation fault" in text or "signal" in text}))
+                  "seconds": float(t[0]) if t else None, "result": extra[:2]}))
 EOF
 }
 
@@ -114,12 +122,13 @@ plexus() { # ALG NP
   esac
   local threads=$((CORES / np)); [ "$threads" -ge 1 ] || threads=1
   timeout "$TIMEOUT" "${MPI[@]}" -np "$np" "$BIN" --quiet --data-dir "$DATA" --threads "$threads" \
-    run "$name" "$GRAPH" --executor dist --json --repeat 5 --warmup 0.3 "${extra[@]}" |
+    run "$name" "$GRAPH" --executor dist --json "${extra[@]}" |
     python3 -c '
 import json, sys
 o = json.load(sys.stdin)
 print(json.dumps({"system": "plexus", "algorithm": sys.argv[1], "np": int(sys.argv[2]),
-                  "seconds": o["compute_seconds"]}))' "$alg" "$np" >>"$RUNS"
+                  "seconds": o["compute_seconds"],
+                  "result": {k: o[k] for k in ("components", "reached", "iterations") if k in o}}))' "$alg" "$np" >>"$RUNS"
 }
 
 for _ in $(seq "$ROUNDS"); do
@@ -134,14 +143,14 @@ done
 python3 - "$RUNS" "$ROUNDS" <<'EOF'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
-print(f"| kernel | ranks | Gemini s | Plexus s | Gemini ÷ Plexus | Gemini crashes at exit |")
+print(f"| kernel | ranks | Gemini s (runs) | Plexus s (runs) | Gemini ÷ Plexus | results |")
 print("|---|---|---|---|---|---|")
 keys = sorted({(r["algorithm"], r["np"]) for r in runs}, key=lambda k: (k[0], k[1]))
 for alg, np_ in keys:
     g = [r["seconds"] for r in runs if r["system"] == "gemini" and r["algorithm"] == alg and r["np"] == np_ and r["seconds"] is not None]
     p = [r["seconds"] for r in runs if r["system"] == "plexus" and r["algorithm"] == alg and r["np"] == np_]
-    crashed = sum(r.get("crashed", False) for r in runs if r["system"] == "gemini" and r["algorithm"] == alg and r["np"] == np_)
+    res = [r.get("result") for r in runs if r["algorithm"] == alg and r["np"] == np_][:2]
     gm = statistics.median(g) if g else float("nan")
     pm = statistics.median(p) if p else float("nan")
-    print(f"| {alg} | {np_} | {gm:.4f} ({len(g)}) | {pm:.4f} ({len(p)}) | {gm / pm:.2f} | {crashed} |")
+    print(f"| {alg} | {np_} | {gm:.4f} ({len(g)}) | {pm:.4f} ({len(p)}) | {gm / pm:.2f} | {res} |")
 EOF
