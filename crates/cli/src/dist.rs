@@ -347,8 +347,9 @@ impl Facts {
     }
 }
 
-/// Runs the algorithm's driver on `exec` (for wcc, the executor's
-/// union-find, [`plexus_dist::wcc`]): the summary, per-vertex columns
+/// Runs the algorithm's driver on `exec` (for wcc, pagerank and ppr, the
+/// executor's fast paths, [`plexus_dist::wcc`], [`plexus_dist::pagerank`]):
+/// the summary, per-vertex columns
 /// and iteration count; with `check` (rank 0 of a run on the stored
 /// graph, `--verify`), also the algorithm's verifier on that graph, and
 /// the seconds it took.
@@ -442,7 +443,8 @@ fn traversal<C: Comm>(
                 source,
                 "dist",
             )?;
-            let o = algo::pagerank::run_on(exec, &cfg)?;
+            // The executor's fused pull (the driver's arithmetic).
+            let o = plexus_dist::pagerank::run(exec, &cfg)?;
             if let Some(g) = check {
                 f.verdict(|| algo::pagerank::verify(g, &cfg, &o));
             }
