@@ -347,9 +347,9 @@ impl Facts {
     }
 }
 
-/// Runs the algorithm's driver on `exec` (for wcc, pagerank and ppr, the
-/// executor's fast paths, [`plexus_dist::wcc`], [`plexus_dist::pagerank`]):
-/// the summary, per-vertex columns
+/// Runs the algorithm's driver on `exec` (for wcc, pagerank, ppr and
+/// sssp, the executor's fast paths, [`plexus_dist::wcc`],
+/// [`plexus_dist::pagerank`], [`plexus_dist::sssp`]): the summary, per-vertex columns
 /// and iteration count; with `check` (rank 0 of a run on the stored
 /// graph, `--verify`), also the algorithm's verifier on that graph, and
 /// the seconds it took.
@@ -422,7 +422,8 @@ fn traversal<C: Comm>(
                 source,
                 delta: a.delta,
             };
-            let o = algo::sssp::run_on(exec, &cfg)?;
+            // The executor's delta-stepping, then the driver's parents.
+            let o = plexus_dist::sssp::run(exec, &cfg)?;
             if let Some(g) = check {
                 f.verdict(|| algo::sssp::verify(g, &cfg, &o));
             }

@@ -102,7 +102,8 @@ pub struct DistExecutor<'c, C: Comm> {
     targets: [OnceLock<Vec<VertexId>>; 3],
     /// Tiles of the forward pull lists for PageRank's gather
     /// ([`crate::pagerank`]), made with the part where the store would
-    /// tile a graph of this size.
+    /// tile a graph of this size (targets by master on one rank, by key
+    /// index on several).
     tiles: Option<Tiles>,
 }
 
@@ -181,6 +182,12 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
                 ),
             });
         }
+        if !part.ends_are_masters() {
+            return Err(DistError::Mismatch {
+                rank: comm.rank(),
+                what: "this rank's part holds arcs that do not end at its masters".into(),
+            });
+        }
         let mut h = view.checksum();
         for &b in part.cuts().bounds() {
             h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
@@ -190,7 +197,8 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
     }
 
     fn assemble(comm: &'c C, view: DistView, part: Part) -> Self {
-        let tiles = crate::pagerank::tiles_of(part.pull(Arcs::Out), part.masters(), None);
+        let lone = comm.size() == 1;
+        let tiles = crate::pagerank::tiles_of(part.pull(Arcs::Out), part.masters(), lone, None);
         DistExecutor {
             comm,
             part,
@@ -206,8 +214,12 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
     /// gather, whatever the graph's size (tests use small ones).
     pub fn with_tiles(mut self, shift: u32, block_targets: usize) -> Self {
         let p = &self.part;
-        self.tiles =
-            crate::pagerank::tiles_of(p.pull(Arcs::Out), p.masters(), Some((shift, block_targets)));
+        self.tiles = crate::pagerank::tiles_of(
+            p.pull(Arcs::Out),
+            p.masters(),
+            self.comm.size() == 1,
+            Some((shift, block_targets)),
+        );
         self
     }
 

@@ -37,6 +37,7 @@ pub mod file;
 pub mod mpi;
 pub mod pagerank;
 pub mod part;
+pub mod sssp;
 pub mod view;
 pub mod wcc;
 

@@ -48,6 +48,7 @@ use plexus_engine::algo::pagerank::{
 };
 use plexus_engine::prefetch::prefetch;
 use plexus_engine::program::GraphView;
+use plexus_engine::tiled::{map_blocks, split_by_blocks};
 use plexus_graph::tiles::Tiles;
 use plexus_graph::{Adjacency, Section, VertexId};
 use rayon::prelude::*;
@@ -227,8 +228,7 @@ pub fn run<C: Comm>(exec: &DistExecutor<'_, C>, cfg: &Config) -> Result<Output, 
         deg: r.clone().map(|v| view.out_degree(v) as u32).collect(),
         lone: r.clone().map(|v| Isolated::is_isolated(view, v)).collect(),
     };
-    check_sources(exec, l)?;
-    let routes = Routes::new(exec, l)?;
+    let mut routes = Routes::new(exec, l)?;
     let mut rank = vec![1.0 / n as f64; r.len()];
     // Contributions, padded with zeros to the tiles' square (see
     // `tiles_of`); the passes write the masters' only.
@@ -252,10 +252,10 @@ pub fn run<C: Comm>(exec: &DistExecutor<'_, C>, cfg: &Config) -> Result<Output, 
     while iterations < limit {
         plexus_engine::progress::superstep(n as u64);
         let local = exec.stage(n as u64, || {
-            let s = if exec.comm().size() == 1 && exec.pull_tiles().is_none() {
-                Some(fused_pass(&m, step, l, &old, fetch, &mut rank, &mut new))
-            } else {
-                routes.pass(exec, &m, step, l, &old, fetch, &mut rank, &mut new)
+            let s = match (exec.comm().size(), exec.pull_tiles()) {
+                (1, Some(t)) => Some(tiled_pass(&m, step, t, &old, &mut rank, &mut new)),
+                (1, None) => Some(fused_pass(&m, step, l, &old, fetch, &mut rank, &mut new)),
+                _ => routes.pass(exec, &m, step, (&old, fetch), &mut rank, &mut new),
             };
             (s, MODE)
         });
@@ -283,20 +283,6 @@ fn fault<C: Comm>(exec: &DistExecutor<'_, C>) -> DistError {
         .unwrap_or_else(|| DistError::Invalid("a collective failed".into()))
 }
 
-/// Refuses pull lists with an entry this rank does not master (a damaged
-/// part): the passes index the masters' contributions by them.
-fn check_sources<C: Comm>(exec: &DistExecutor<'_, C>, l: &Lists) -> Result<(), DistError> {
-    let r = exec.part().masters();
-    let (_, _, ends, _) = l.raw();
-    match ends.par_iter().find_any(|v| !r.contains(v)) {
-        Some(v) => Err(DistError::Invalid(format!(
-            "rank {}: a pull list holds source {v}, not a master of this rank",
-            exec.comm().rank()
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// The fused pass of a lone rank (see the module docs); its block sums
 /// added in block order.
 fn fused_pass(
@@ -314,6 +300,32 @@ fn fused_pass(
         .enumerate()
         .map(|(b, (ranks, next))| m.sweep_fused(step, l, prev, fetch, b * BLOCK, ranks, next))
         .collect();
+    add_blocks(&blocks)
+}
+
+/// The pass of a lone rank over tiles whose targets are the masters: each
+/// tile block's sums applied while they are in cache (the in-memory
+/// kernel's tiled pass); its block sums added in block order.
+fn tiled_pass(
+    m: &Masters<'_>,
+    step: Step,
+    t: &Tiles,
+    prev: &[f64],
+    rank: &mut [f64],
+    next: &mut [f64],
+) -> Sums {
+    let masters = rank.len();
+    let pieces = split_by_blocks(t, rank)
+        .into_iter()
+        .zip(split_by_blocks(t, &mut next[..masters]))
+        .collect();
+    let blocks = map_blocks(t, prev, pieces, |b, (ranks, next), sums| {
+        let mut acc = [0.0; 4];
+        for (k, ((r, x), &s)) in ranks.iter_mut().zip(next).zip(sums).enumerate() {
+            m.apply(step, b.lo as usize + k, s, r, x, &mut acc);
+        }
+        acc
+    });
     add_blocks(&blocks)
 }
 
@@ -404,6 +416,10 @@ struct Routes {
     runs: Vec<std::ops::Range<usize>>,
     /// `from[r]`: the master indices of rank `r`'s partials.
     from: Vec<Vec<u32>>,
+    /// The partial sum of each key (padded as the contributions).
+    part: Vec<f64>,
+    /// The combined sum of each master.
+    sum: Vec<f64>,
 }
 
 impl Routes {
@@ -417,10 +433,14 @@ impl Routes {
                 keys.partition_point(|&k| k < range.start)..keys.partition_point(|&k| k < range.end)
             })
             .collect();
+        let masters = exec.part().masters().len();
+        let (part, sum) = (vec![0.0; masters.max(keys.len())], vec![0.0; masters]);
         if p == 1 {
             return Ok(Routes {
                 runs,
                 from: vec![Vec::new()],
+                part,
+                sum,
             });
         }
         let out: Vec<Vec<u8>> = (0..p)
@@ -450,32 +470,33 @@ impl Routes {
                     .collect(),
             );
         }
-        Ok(Routes { runs, from })
+        Ok(Routes {
+            runs,
+            from,
+            part,
+            sum,
+        })
     }
 
     /// One iteration on several ranks (gather, exchange, combine in rank
     /// order, apply); the rank's sums, or `None` after a fault.
-    #[allow(clippy::too_many_arguments)]
+    /// `prev`: the contributions, and whether to prefetch them.
     fn pass<C: Comm>(
-        &self,
+        &mut self,
         exec: &DistExecutor<'_, C>,
         m: &Masters<'_>,
         step: Step,
-        l: &Lists,
-        prev: &[f64],
-        fetch: bool,
+        (prev, fetch): (&[f64], bool),
         rank: &mut [f64],
         next: &mut [f64],
     ) -> Option<Sums> {
         let (me, p) = (exec.comm().rank(), exec.comm().size());
-        let part = match exec.pull_tiles() {
-            Some(t) => {
-                let mut sums = vec![0.0f64; prev.len()];
-                plexus_engine::tiled::gather(t, prev, &mut sums);
-                sums
-            }
-            None => gather(m.lo, l, prev, fetch),
-        };
+        let l = exec.part().pull(Arcs::Out);
+        match exec.pull_tiles() {
+            Some(t) => plexus_engine::tiled::gather(t, prev, &mut self.part),
+            None => gather(m.lo, l, prev, fetch, &mut self.part),
+        }
+        let part = &self.part;
         let out: Vec<Vec<u8>> = (0..p)
             .map(|r| {
                 if r == me {
@@ -488,18 +509,20 @@ impl Routes {
                 }
             })
             .collect();
-        let got = if p == 1 {
-            vec![Vec::new()]
-        } else {
-            exec.exchange(out)?
-        };
-        let mut sum = vec![0.0f64; m.deg.len()];
-        let keys = l.keys();
+        let got = exec.exchange(out)?;
+        let sum = &mut self.sum;
+        sum.par_iter_mut().with_min_len(4096).for_each(|x| *x = 0.0);
         for (peer, b) in got.iter().enumerate() {
             if peer == me {
-                for i in self.runs[me].clone() {
-                    sum[(keys[i] - m.lo) as usize] += part[i];
-                }
+                // The own partials, by the O(1) list index of each master.
+                sum.par_iter_mut()
+                    .enumerate()
+                    .with_min_len(1024)
+                    .for_each(|(i, x)| {
+                        if let Some(k) = l.index(m.lo + i as VertexId) {
+                            *x += part[k];
+                        }
+                    });
                 continue;
             }
             if !valid_values(b, self.from[peer].len()) {
@@ -528,10 +551,12 @@ impl Routes {
 }
 
 /// Tiles ([`plexus_graph::tiles`]) of a rank's pull lists `l`, for the
-/// gather: targets are the key indices and sources the master indices
-/// (`u − lo`), both padded to the larger count `max(|keys|, |masters|)`
-/// (the tiled gather reads a square CSC; padding lists are empty and
-/// padding contributions 0). `shape`: segment shift and block targets, or
+/// gather: sources are the master indices (`u − lo`); targets are the
+/// master indices too with `by_master` (a lone rank, whose keys are all
+/// masters: its pass applies each tile block as it is gathered), else
+/// the key indices, both padded to the larger count `max(|keys|,
+/// |masters|)` (the tiled gather reads a square CSC; padding lists are
+/// empty and padding contributions 0). `shape`: segment shift and block targets, or
 /// `None` for the machine's ([`Tiles::build`]) and only where the store
 /// would tile a graph of the masters' count and these arcs
 /// ([`Tiles::worthwhile`]). `None` also when a list holds a source outside
@@ -539,6 +564,7 @@ impl Routes {
 pub(crate) fn tiles_of(
     l: &Lists,
     masters: std::ops::Range<VertexId>,
+    by_master: bool,
     shape: Option<(u32, usize)>,
 ) -> Option<Tiles> {
     let (keys, offsets, ends, _) = l.raw();
@@ -549,9 +575,24 @@ pub(crate) fn tiles_of(
     if ends.par_iter().any(|v| !masters.contains(v)) {
         return None;
     }
-    let width = masters.len().max(keys.len());
-    let mut offs = offsets.to_vec();
-    offs.resize(width + 1, entries);
+    let offs = if by_master {
+        if keys.iter().any(|k| !masters.contains(k)) {
+            return None;
+        }
+        // Target `i` is master `lo + i`, with or without a list.
+        let mut offs = vec![0u64; masters.len() + 1];
+        for (i, v) in masters.clone().enumerate() {
+            offs[i + 1] = match l.index(v) {
+                Some(k) => offsets[k + 1],
+                None => offs[i],
+            };
+        }
+        offs
+    } else {
+        let mut offs = offsets.to_vec();
+        offs.resize(masters.len().max(keys.len()) + 1, entries);
+        offs
+    };
     let sources: Vec<VertexId> = ends.par_iter().map(|&u| u - masters.start).collect();
     let inc = Adjacency::new(Section::owned(offs), Section::owned(sources), None).ok()?;
     Some(match shape {
@@ -561,11 +602,12 @@ pub(crate) fn tiles_of(
 }
 
 /// The partial sum of every key of `l` over the contributions `prev` of
-/// the masters from `lo`, each list in list order.
-fn gather(lo: VertexId, l: &Lists, prev: &[f64], fetch: bool) -> Vec<f64> {
+/// the masters from `lo`, each list in list order, into the first
+/// `|keys|` entries of `part`.
+fn gather(lo: VertexId, l: &Lists, prev: &[f64], fetch: bool, part: &mut [f64]) {
     let (keys, offsets, ends, _) = l.raw();
-    let mut part = vec![0.0f64; keys.len()];
-    part.par_chunks_mut(GATHER_GRAIN)
+    part[..keys.len()]
+        .par_chunks_mut(GATHER_GRAIN)
         .enumerate()
         .for_each(|(c, out)| {
             let k0 = c * GATHER_GRAIN;
@@ -587,8 +629,7 @@ fn gather(lo: VertexId, l: &Lists, prev: &[f64], fetch: bool) -> Vec<f64> {
                 *x = sum;
             }
         });
-    part
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
