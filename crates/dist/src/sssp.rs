@@ -80,23 +80,15 @@ impl Masters {
     }
 
     /// Offers `d + w` over the arcs `a..b` of push list `i` of `l`,
-    /// appending `(bucket, v)` for every master `v` it lowers.
+    /// filing every master `v` it lowers in `out`.
     #[inline]
-    fn relax(
-        &self,
-        l: &Lists,
-        i: usize,
-        d: f64,
-        a: usize,
-        b: usize,
-        out: &mut Vec<(u64, VertexId)>,
-    ) {
+    fn relax(&self, l: &Lists, i: usize, d: f64, a: usize, b: usize, out: &mut TaskBins) {
         let (ends, ws) = l.at(i);
         let ws = ws.unwrap_or(&[]);
         for (&v, &w) in ends[a..b].iter().zip(&ws[a..b]) {
             let nd = d + w;
             if self.dist[(v - self.lo) as usize].fetch_min_nonnegative(nd) {
-                out.push((bucket(nd, self.delta), v));
+                out.file(bucket(nd, self.delta), v);
             }
         }
     }
@@ -114,16 +106,43 @@ impl Masters {
             })
             .collect();
         let this = &*self;
-        let lowered: Vec<Vec<(u64, VertexId)>> = tasks
+        let lowered: Vec<TaskBins> = tasks
             .par_iter()
             .with_min_len(16)
-            .fold(Vec::new, |mut acc, &(i, d, a, b)| {
+            .fold(TaskBins::default, |mut acc, &(i, d, a, b)| {
                 this.relax(l, i, d, a, b, &mut acc);
                 acc
             })
             .collect();
-        for (b, v) in lowered.into_iter().flatten() {
-            self.bins.entry(b).or_default().push(v);
+        for (b, mut vs) in lowered.into_iter().flat_map(|t| t.0) {
+            self.bins.entry(b).or_default().append(&mut vs);
+        }
+    }
+}
+
+/// The vertices one task of a round lowered, by bucket: a short list
+/// (a round's offers fall in few buckets), the last one used tried first,
+/// so filing costs no map lookup per vertex.
+#[derive(Default)]
+struct TaskBins(Vec<(u64, Vec<VertexId>)>);
+
+impl TaskBins {
+    #[inline]
+    fn file(&mut self, b: u64, v: VertexId) {
+        if let Some((last, vs)) = self.0.last_mut() {
+            if *last == b {
+                vs.push(v);
+                return;
+            }
+        }
+        match self.0.iter().position(|(x, _)| *x == b) {
+            Some(i) => {
+                // Moved last, so the next lookup finds it first.
+                let n = self.0.len();
+                self.0.swap(i, n - 1);
+                self.0[n - 1].1.push(v);
+            }
+            None => self.0.push((b, vec![v])),
         }
     }
 }
