@@ -33,11 +33,21 @@
 //! tests check it on 1–4 ranks), and on one rank, where the only list of a
 //! vertex is its whole in-list, it equals the in-memory Jacobi kernel in
 //! double precision (`run` with `Method::Jacobi`, `Precision::Double`)
-//! bit for bit when that kernel reads the CSC, and within the driver's
-//! bound when it reads stored tiles. One rank runs the gather fused into
-//! the apply pass: each 1024-vertex block walks its vertices' lists and
-//! applies each vertex at once, the in-memory kernel's loop with its
-//! prefetch of the contribution [`PREFETCH_AHEAD`] entries ahead.
+//! bit for bit when that kernel reads the CSC. Without tiles, one rank
+//! runs the gather fused into the apply pass: each 1024-vertex block walks
+//! its vertices' lists and applies each vertex at once, the in-memory
+//! kernel's loop with its prefetch of the contribution
+//! [`PREFETCH_AHEAD`] entries ahead.
+//!
+//! **Tiles.** Where the store would tile a graph of the rank's size, the
+//! executor holds tiles of the rank's pull lists (`tiles_of`, made at
+//! set-up) and the gather is the engine's tiled gather: on one rank each
+//! tile block is applied as soon as its sums are ready (the in-memory
+//! kernel's tiled pass, whose sums it then equals), on several the
+//! partials of the keys are gathered first. The tiled gather adds long
+//! runs in four interleaved partial sums, so with tiles the ranks equal
+//! the driver's within its bound (`pagerank::DRIVER_RANK_BOUND`), not bit
+//! for bit.
 //!
 //! The ranks are all-gathered once at the end, so every rank returns the
 //! whole vector. Each iteration is one step in the statistics (mode
