@@ -347,8 +347,9 @@ impl Facts {
     }
 }
 
-/// Runs the algorithm's driver on `exec` (for wcc, the executor's
-/// union-find, [`plexus_dist::wcc`]): the summary, per-vertex columns
+/// Runs the algorithm's driver on `exec` (for wcc, pagerank, ppr and
+/// sssp, the executor's fast paths, [`plexus_dist::wcc`],
+/// [`plexus_dist::pagerank`], [`plexus_dist::sssp`]): the summary, per-vertex columns
 /// and iteration count; with `check` (rank 0 of a run on the stored
 /// graph, `--verify`), also the algorithm's verifier on that graph, and
 /// the seconds it took.
@@ -421,7 +422,8 @@ fn traversal<C: Comm>(
                 source,
                 delta: a.delta,
             };
-            let o = algo::sssp::run_on(exec, &cfg)?;
+            // The executor's delta-stepping, then the driver's parents.
+            let o = plexus_dist::sssp::run(exec, &cfg)?;
             if let Some(g) = check {
                 f.verdict(|| algo::sssp::verify(g, &cfg, &o));
             }
@@ -442,7 +444,8 @@ fn traversal<C: Comm>(
                 source,
                 "dist",
             )?;
-            let o = algo::pagerank::run_on(exec, &cfg)?;
+            // The executor's fused pull (the driver's arithmetic).
+            let o = plexus_dist::pagerank::run(exec, &cfg)?;
             if let Some(g) = check {
                 f.verdict(|| algo::pagerank::verify(g, &cfg, &o));
             }

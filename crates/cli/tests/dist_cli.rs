@@ -82,13 +82,92 @@ fn thread_ranks_answer_as_in_memory_and_report_per_rank_steps() {
     for r in ranks {
         let steps = r["supersteps"].as_array().unwrap();
         assert!(!steps.is_empty());
-        assert_eq!(steps[0]["mode"], "dense");
+        assert_eq!(steps[0]["mode"], "pagerank-pull");
         assert!(steps[0]["bytes_sent"].as_u64().unwrap() > 0);
         assert!(steps[0]["comm_ms"].as_f64().is_some());
     }
     // --ranks belongs to --executor dist.
     let bad = plexus(d, &["run", "bfs", "k", "--ranks", "2"]);
     assert!(!bad.status.success());
+}
+
+/// `--out` rows as (id, value) pairs.
+fn rows(path: &std::path::Path) -> Vec<(String, f64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(',');
+            let id = f.next()?.to_string();
+            let x = f.next()?.parse().ok()?;
+            Some((id, x))
+        })
+        .collect()
+}
+
+#[test]
+fn pagerank_and_sssp_fast_paths_answer_as_in_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(plexus(
+        d,
+        &[
+            "generate",
+            "kron",
+            "--scale",
+            "11",
+            "--weighted",
+            "--name",
+            "w",
+        ],
+    ));
+    let file = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let fixed = ["--iterations", "20", "--tolerance", "1e-300"];
+    let mut mem = vec!["run", "pagerank", "w", "--method", "jacobi"];
+    mem.extend(["--precision", "double"]);
+    mem.extend(fixed);
+    let pr = file("pr.mem.csv");
+    mem.extend(["--out", &pr]);
+    ok(plexus(d, &mem));
+    let sp = file("sssp.mem.csv");
+    ok(plexus(d, &["run", "sssp", "w", "--out", &sp]));
+    let want_sssp = std::fs::read_to_string(&sp).unwrap();
+    for ranks in ["1", "2", "3", "4"] {
+        let got = file(&format!("pr.{ranks}.csv"));
+        let mut args = vec!["run", "pagerank", "w", "--executor", "dist"];
+        args.extend(["--ranks", ranks, "--out", &got]);
+        args.extend(fixed);
+        ok(plexus(d, &args));
+        let (a, b) = (rows(got.as_ref()), rows(pr.as_ref()));
+        assert_eq!(a.len(), b.len());
+        for ((ia, xa), (ib, xb)) in a.iter().zip(&b) {
+            assert_eq!(ia, ib);
+            assert!(
+                (xa - xb).abs() <= 1e-12,
+                "pagerank {ia} on {ranks} ranks: {xa} {xb}"
+            );
+        }
+        let got = file(&format!("sssp.{ranks}.csv"));
+        ok(plexus(
+            d,
+            &[
+                "run",
+                "sssp",
+                "w",
+                "--executor",
+                "dist",
+                "--ranks",
+                ranks,
+                "--out",
+                &got,
+            ],
+        ));
+        assert_eq!(
+            std::fs::read_to_string(&got).unwrap(),
+            want_sssp,
+            "sssp on {ranks} ranks"
+        );
+    }
 }
 
 fn fail(out: std::process::Output) -> String {

@@ -57,3 +57,16 @@ pub enum DistError {
 
 /// Results of this crate.
 pub type Result<T> = std::result::Result<T, DistError>;
+
+/// Why a fast path of this crate ([`crate::pagerank`], [`crate::sssp`])
+/// did not return a result: the algorithm refused its parameters or the
+/// graph, or the transport failed.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum RunError {
+    /// The algorithm's own refusal (as its driver would give).
+    #[error(transparent)]
+    Algo(#[from] plexus_engine::AlgoError),
+    /// A transport fault (lost rank, timeout, malformed message).
+    #[error(transparent)]
+    Dist(#[from] DistError),
+}

@@ -53,6 +53,7 @@ use plexus_engine::program::{
     Vertices, Wire,
 };
 use plexus_engine::subset::{bit, VertexSubset};
+use plexus_graph::tiles::Tiles;
 use plexus_graph::{Graph, VertexId, Weight};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -99,6 +100,11 @@ pub struct DistExecutor<'c, C: Comm> {
     /// The targets of dense steps on several ranks, per traversal
     /// (forward, reverse, symmetric): made on first use.
     targets: [OnceLock<Vec<VertexId>>; 3],
+    /// Tiles of the forward pull lists for PageRank's gather
+    /// ([`crate::pagerank`]), made with the part where the store would
+    /// tile a graph of this size (targets by master on one rank, by key
+    /// index on several).
+    tiles: Option<Tiles>,
 }
 
 /// The build identity exchanged at start: a hash of the running
@@ -156,13 +162,7 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         handshake(comm, crate::view::fingerprint(g))?;
         let (view, cuts) = DistView::gather(comm, g)?;
         let part = Part::from_slices(g, cuts, comm.rank());
-        Ok(DistExecutor {
-            comm,
-            part,
-            view,
-            ledger: Mutex::new(Ledger::default()),
-            targets: Default::default(),
-        })
+        Ok(DistExecutor::assemble(comm, view, part))
     }
 
     /// This rank's executor over a part and view loaded without the graph
@@ -182,18 +182,50 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
                 ),
             });
         }
+        if !part.ends_are_masters() {
+            return Err(DistError::Mismatch {
+                rank: comm.rank(),
+                what: "this rank's part holds arcs that do not end at its masters".into(),
+            });
+        }
         let mut h = view.checksum();
         for &b in part.cuts().bounds() {
             h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
         handshake(comm, h)?;
-        Ok(DistExecutor {
+        Ok(DistExecutor::assemble(comm, view, part))
+    }
+
+    fn assemble(comm: &'c C, view: DistView, part: Part) -> Self {
+        let lone = comm.size() == 1;
+        let tiles = crate::pagerank::tiles_of(part.pull(Arcs::Out), part.masters(), lone, None);
+        DistExecutor {
             comm,
             part,
             view,
             ledger: Mutex::new(Ledger::default()),
             targets: Default::default(),
-        })
+            tiles,
+        }
+    }
+
+    /// This executor with tiles of the given shape (segments of `2^shift`
+    /// sources, blocks of at most `block_targets` targets) for PageRank's
+    /// gather, whatever the graph's size (tests use small ones).
+    pub fn with_tiles(mut self, shift: u32, block_targets: usize) -> Self {
+        let p = &self.part;
+        self.tiles = crate::pagerank::tiles_of(
+            p.pull(Arcs::Out),
+            p.masters(),
+            self.comm.size() == 1,
+            Some((shift, block_targets)),
+        );
+        self
+    }
+
+    /// The tiles of the forward pull lists, if made.
+    pub fn pull_tiles(&self) -> Option<&Tiles> {
+        self.tiles.as_ref()
     }
 
     /// The whole-graph facts every rank holds.
@@ -292,8 +324,8 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         self.talk(sent, |c| c.all_gather(&mine), |all| others(all, me))
     }
 
-    /// `all_to_all` of `out`, counted.
-    fn exchange(&self, out: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
+    /// `all_to_all` of `out`, counted; `None` after a fault.
+    pub(crate) fn exchange(&self, out: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
         let me = self.comm.rank();
         let sent = out
             .iter()

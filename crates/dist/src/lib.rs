@@ -35,9 +35,11 @@ pub mod exec;
 pub mod file;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod pagerank;
 pub mod part;
+pub mod sssp;
 pub mod view;
 pub mod wcc;
 
-pub use error::{DistError, Result};
+pub use error::{DistError, Result, RunError};
 pub use exec::{DistExecutor, StepStats};

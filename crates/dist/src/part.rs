@@ -425,6 +425,17 @@ impl Part {
         })
     }
 
+    /// Whether every arc of the part touches a master where the layout
+    /// says it does: the ends of the lists into the masters, and the ends
+    /// of the lists out of them, are masters (true of every part built
+    /// here; checked on parts read from files, since the fast paths index
+    /// their masters' state by those ends).
+    pub fn ends_are_masters(&self) -> bool {
+        let r = self.masters();
+        let ok = |l: &Lists| l.raw().2.par_iter().all(|v| r.contains(v));
+        ok(&self.into) && self.out_of.as_ref().is_none_or(ok)
+    }
+
     /// The two groups of lists: arcs into the masters by source, and arcs
     /// out of them by target (`None` on undirected graphs).
     pub fn pieces(&self) -> (&Lists, Option<&Lists>) {

@@ -197,15 +197,26 @@ pub struct Output {
 }
 
 /// The teleport vector: uniform, or uniform over a set of sources.
+/// Public so that other executors' PageRank (the distributed fast path)
+/// use the engine's vector.
 #[derive(Clone, Debug)]
-pub(super) enum Teleport {
+pub enum Teleport {
+    /// Every vertex gets this share (`1/|V|`).
     Uniform(f64),
-    Sources { member: Vec<bool>, share: f64 },
+    /// The vertices with `member[v]` get `share` (1 over their count), the
+    /// others 0.
+    Sources {
+        /// Whether each vertex is a source.
+        member: Vec<bool>,
+        /// `1 / #sources`.
+        share: f64,
+    },
 }
 
 impl Teleport {
+    /// `t(v)`: the teleport probability of `v` (`v < |V|`).
     #[inline]
-    pub(super) fn at(&self, v: VertexId) -> f64 {
+    pub fn at(&self, v: VertexId) -> f64 {
         match self {
             Teleport::Uniform(x) => *x,
             Teleport::Sources { member, share } => {
@@ -220,7 +231,7 @@ impl Teleport {
 }
 
 /// Checks the parameters and builds the teleport vector.
-pub(super) fn prepare<G: GraphView + ?Sized>(g: &G, cfg: &Config) -> Result<Teleport, AlgoError> {
+pub fn prepare<G: GraphView + ?Sized>(g: &G, cfg: &Config) -> Result<Teleport, AlgoError> {
     if !(0.0..1.0).contains(&cfg.damping) {
         return Err(AlgoError::InvalidParameter(format!(
             "damping must be in [0, 1), got {}",

@@ -7,8 +7,10 @@ use plexus_graph::EdgeIdx;
 use super::*;
 
 /// A stored contribution `PR(u)/outdeg(u)`: f64, or f32 for [`Precision::Single`].
-pub(super) trait Contribution: Copy + Send + Sync + Into<f64> + 'static {
+pub trait Contribution: Copy + Send + Sync + Into<f64> + 'static {
+    /// Zero (a dangling vertex's contribution).
     const ZERO: Self;
+    /// `x` in this width (rounded to nearest for f32).
     fn from_f64(x: f64) -> Self;
     /// Exact (both widths convert to f64 without rounding).
     #[inline]
@@ -35,7 +37,7 @@ impl Contribution for f32 {
 
 /// The contribution of a vertex of out-degree `deg` with rank `rank` (0 when dangling).
 #[inline]
-pub(super) fn contribution<C: Contribution>(rank: f64, deg: usize) -> C {
+pub fn contribution<C: Contribution>(rank: f64, deg: usize) -> C {
     if deg == 0 {
         C::ZERO
     } else {
@@ -45,14 +47,14 @@ pub(super) fn contribution<C: Contribution>(rank: f64, deg: usize) -> C {
 }
 
 /// How many in-edges ahead the fused kernel prefetches a contribution.
-pub(super) const PREFETCH_AHEAD: usize = 32;
+pub const PREFETCH_AHEAD: usize = 32;
 
 /// Whether the in-list loop prefetches contributions [`PREFETCH_AHEAD`]
 /// in-edges ahead: not when the `n` contributions take at most half of a
 /// core's L2 (256 KiB when its size is unknown), where every read hits L2
 /// and the prefetch is six instructions an edge for nothing. Never
 /// changes a result.
-pub(super) fn prefetch_contributions<C>(n: usize) -> bool {
+pub fn prefetch_contributions<C>(n: usize) -> bool {
     let l2 = plexus_graph::caches::l2_bytes().unwrap_or(512 << 10);
     (n as u64).saturating_mul(std::mem::size_of::<C>() as u64) > l2 / 2
 }

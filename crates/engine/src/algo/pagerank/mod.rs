@@ -100,10 +100,11 @@ use self::push::*;
 
 use self::config::*;
 pub use self::config::{
-    personalized_default_tolerance, Config, Method, Output, Precision, DEFAULT_DAMPING,
-    DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, GS_BLOCK, SINGLE_TOLERANCE_MARGIN,
+    personalized_default_tolerance, prepare, Config, Method, Output, Precision, Teleport,
+    DEFAULT_DAMPING, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, GS_BLOCK, SINGLE_TOLERANCE_MARGIN,
 };
 pub use self::isolated::{Isolated, Step};
+pub use self::kernel::{contribution, prefetch_contributions, Contribution, PREFETCH_AHEAD};
 pub use self::program::{run_on, PageRankDriver, Program};
 pub use self::reference::{check_on, reference, verify, DRIVER_RANK_BOUND};
 

@@ -48,7 +48,6 @@ mod state;
 mod team;
 
 use self::parents::*;
-use self::program::*;
 use self::rounds::*;
 use self::state::*;
 use self::team::*;
@@ -56,7 +55,7 @@ use self::team::*;
 pub use self::config::{
     default_delta, prepare, Config, Output, DEFAULT_SOURCE, NO_PARENT, VERIFY_EPSILON,
 };
-pub use self::program::{distances_on, run_on, Paths, Program, SsspDriver};
+pub use self::program::{bucket, distances_on, run_on, Paths, Program, SsspDriver};
 pub use self::reference::{check_on, reference, verify};
 
 /// Runs delta-stepping in parallel on the current rayon pool: distances and

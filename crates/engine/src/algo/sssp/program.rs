@@ -62,7 +62,7 @@ impl VertexProgram for Program {
 /// saturating at `u64::MAX - 1`: the kernels use `u64::MAX` for "no
 /// bucket", and a far bucket must never look like it).
 #[inline]
-pub(super) fn bucket(d: f64, delta: f64) -> u64 {
+pub fn bucket(d: f64, delta: f64) -> u64 {
     ((d / delta) as u64).min(u64::MAX - 1)
 }
 
@@ -248,6 +248,33 @@ impl SsspDriver {
             iterations: 0,
             frontier: None,
         })
+    }
+
+    /// The driver after its relaxations, holding the distances `dist`
+    /// (`f64::INFINITY` when unreachable) of `iterations` relaxation
+    /// supersteps: what is left to run are the parent phases, which choose
+    /// the parents [`run`] chooses for those distances. For executors that
+    /// compute the distances by a fast path of their own (the distributed
+    /// executor's); `dist` must be the shortest-path distances from
+    /// `cfg.source` (checked by the tests of such paths, not here).
+    /// `Err` as [`SsspDriver::new`], or when `dist` is not one distance per
+    /// vertex with the source's 0.
+    pub fn from_distances(
+        view: &dyn GraphView,
+        cfg: &Config,
+        dist: Vec<f64>,
+        iterations: usize,
+    ) -> Result<Self, AlgoError> {
+        let mut d = SsspDriver::new(view, cfg)?;
+        if dist.len() != view.num_vertices() || dist[cfg.source as usize] != 0.0 {
+            return Err(AlgoError::InvalidParameter(
+                "sssp: distances of another graph or source".into(),
+            ));
+        }
+        d.p.relax.dist = dist.into_iter().map(AtomicF64::new).collect();
+        d.buckets.clear();
+        d.iterations = iterations;
+        Ok(d)
     }
 
     /// The next bucket's live members, or `None` when every bucket is empty.
