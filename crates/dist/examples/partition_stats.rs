@@ -34,7 +34,10 @@ const BATCH: usize = 1 << 24;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let scale: u32 = args.first().ok_or("usage: partition_stats SCALE [PARTS,...]")?.parse()?;
+    let scale: u32 = args
+        .first()
+        .ok_or("usage: partition_stats SCALE [PARTS,...]")?
+        .parse()?;
     // A fixed `α` for every part count instead of Gemini's `8(p − 1)`.
     let fixed_alpha: Option<u64> = args.get(2).map(|a| a.parse()).transpose()?;
     let parts: Vec<usize> = match args.get(1) {
