@@ -2,9 +2,10 @@
 //! of lower distance, else a BFS over tight edges across zero-weight ties.
 use super::*;
 
-/// Claims vertices over *tight* edges (`dist[u] + w == dist[v]`) level by
-/// level: a BFS of the shortest-path subgraph, giving each reached vertex
-/// its hop count in that subgraph.
+/// Claims vertices over *tight* edges (`dist[u] + w == dist[v] < ∞`) level
+/// by level: a BFS of the shortest-path subgraph, giving each reached vertex
+/// its hop count in that subgraph. An unreachable `v` is never claimed, not
+/// even over an arc of weight `+∞` from a reached `u` (`d + ∞ == ∞`).
 pub(super) struct TightVisit<'a> {
     dist: &'a [f64],
     hop: Vec<AtomicU32>,
@@ -13,14 +14,14 @@ pub(super) struct TightVisit<'a> {
 
 impl EdgeFunctor for TightVisit<'_> {
     fn update(&self, u: VertexId, v: VertexId, w: f64) -> bool {
-        let tight = self.dist[u as usize] + w == self.dist[v as usize];
+        let tight = tight(self.dist, u, v, w);
         if tight {
             self.hop[v as usize].store(self.level, Ordering::Relaxed);
         }
         tight
     }
     fn update_atomic(&self, u: VertexId, v: VertexId, w: f64) -> bool {
-        self.dist[u as usize] + w == self.dist[v as usize]
+        tight(self.dist, u, v, w)
             && self.hop[v as usize]
                 .compare_exchange(NO_PARENT, self.level, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
@@ -28,6 +29,14 @@ impl EdgeFunctor for TightVisit<'_> {
     fn cond(&self, v: VertexId) -> bool {
         self.hop[v as usize].load(Ordering::Relaxed) == NO_PARENT
     }
+}
+
+/// Whether arc `u → v` of weight `w` is tight: `dist[u] + w == dist[v]`
+/// with `v` reached.
+#[inline]
+fn tight(dist: &[f64], u: VertexId, v: VertexId, w: f64) -> bool {
+    let d = dist[v as usize];
+    d < f64::INFINITY && dist[u as usize] + w == d
 }
 
 /// Parents from distances. Fast path: each reached vertex but the source

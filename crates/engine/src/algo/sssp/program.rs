@@ -201,9 +201,11 @@ impl VertexProgram for Paths {
 impl Paths {
     /// Tight BFS: `v` joins the current hop level when an offer over a
     /// tight edge arrives (offers are never below `dist[v]`, so the
-    /// minimum of several is tight when one of them is).
+    /// minimum of several is tight when one of them is). An unreachable
+    /// `v` is never claimed, even over a `+∞` arc (`d + ∞ == ∞`).
     fn claim_hop(&self, v: VertexId, offer: f64) -> bool {
-        offer == self.dist(v)
+        offer < f64::INFINITY
+            && offer == self.dist(v)
             && self.hop[v as usize]
                 .compare_exchange(NO_HOP, self.level, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()

@@ -416,3 +416,24 @@ fn the_u16_word_holds_distances_below_65535_and_overflows_are_redone_in_u32() {
         assert_eq!(got.parent, want.parent, "{t} threads");
     }
 }
+
+/// Parents across a zero-weight tie (`1 → 2` of weight 0 leaves 2 without
+/// an in-neighbour of lower distance, so the tight-edge BFS runs) on a
+/// graph where a `+∞` arc leads to an unreachable vertex: `d + ∞ == ∞`
+/// must not make that arc tight.
+#[test]
+fn an_infinite_arc_does_not_give_an_unreachable_vertex_a_parent() {
+    let inf = f64::INFINITY;
+    let e = [(0, 1, 1.0), (1, 2, 0.0), (0, 3, inf), (2, 3, inf)];
+    let g = Graph::from_weighted_edges(4, &e, &BuildOptions::directed()).unwrap();
+    let want = [0.0, 1.0, 1.0, inf];
+    for out in [
+        run(&g, &cfg(0)).unwrap(),
+        run_on(&InMemory::new(&g), &cfg(0)).unwrap(),
+    ] {
+        assert_eq!(out.dist, want);
+        assert_eq!(out.parent[3], NO_PARENT);
+        assert_eq!(out.parent[2], 1);
+        verify(&g, &cfg(0), &out).unwrap();
+    }
+}
