@@ -100,7 +100,7 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
     let opts = OocOptions {
         memory,
         io,
-        state_bytes: n * plexus_ooc::state_bytes_per_vertex(entry.name),
+        state_bytes: plexus_ooc::state_bytes(entry.name, n, true),
         weights: entry.algorithm == Algorithm::Sssp,
         ..Default::default()
     };

@@ -308,7 +308,7 @@ where
 }
 
 /// The set bits of `words`, ascending, as vertex ids.
-fn set_bits(words: Vec<u64>) -> impl Iterator<Item = VertexId> + Send {
+pub(crate) fn set_bits(words: Vec<u64>) -> impl Iterator<Item = VertexId> + Send {
     words.into_iter().enumerate().flat_map(|(w, mut word)| {
         std::iter::from_fn(move || {
             if word == 0 {
