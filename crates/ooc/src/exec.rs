@@ -117,13 +117,17 @@ impl Default for OocOptions {
 
 /// Bytes of an algorithm's driver state the budget counts on `n` vertices:
 /// for a driver whose arrays are in the executor's state files (`backed`;
-/// BFS through `run_on`), what stays on the heap (its frontier while it
-/// runs, its result when it ends: 8 bytes a vertex) plus a resident window
-/// of each file-backed array ([`STATE_WINDOW`]); otherwise
+/// BFS and PageRank through `run_on`), what stays on the heap (BFS: its
+/// frontier while it runs, its result when it ends; PageRank: its
+/// contributions, then its result: 8 bytes a vertex either way) plus a
+/// resident window of each file-backed array ([`STATE_WINDOW`]); otherwise
 /// [`state_bytes_per_vertex`] for every vertex.
 pub fn state_bytes(algorithm: &str, n: u64, backed: bool) -> u64 {
     match (algorithm, backed) {
         ("bfs", true) => 8 * n + 2 * (4 * n).min(STATE_WINDOW),
+        // The contributions stay on the heap (read in in-list order), then
+        // the result; the ranks and the new ranks are file-backed.
+        ("pagerank" | "ppr", true) => 8 * n + 2 * (8 * n).min(STATE_WINDOW),
         _ => n * state_bytes_per_vertex(algorithm),
     }
 }
@@ -284,6 +288,17 @@ impl OocExecutor {
     /// The plan (intervals and buffers).
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// Starts writing back the state files' dirty pages (before and after
+    /// every superstep), so that the pages a step wrote are clean, and
+    /// reclaimable without a wait, when the cap needs room. Not after every
+    /// batch: a page under writeback that the next batch writes again
+    /// makes the writer wait for the device.
+    fn write_back(&self) {
+        if let Some(s) = &self.state {
+            s.write_back();
+        }
     }
 
     /// Bytes of the drivers' file-backed arrays made so far.
@@ -477,7 +492,7 @@ impl OocExecutor {
         p: &P,
         frontier: &VertexSubset,
         t: Traversal,
-    ) -> Result<Vec<VertexId>> {
+    ) -> Result<VertexSubset> {
         let n = self.g.num_vertices();
         let walk = self.walk(self.sides(Mode::Sparse, t));
         let only = match self.io {
@@ -485,14 +500,14 @@ impl OocExecutor {
             IoMode::Active => None,
         };
         let mut step = SparseVisit::new(p, &self.plan, &self.dir, &self.logs, only);
+        let mut visit = |items: &[crate::reader::Item<'_>]| step.visit(items);
         match (self.io, frontier_bits(frontier)) {
             // The frontier's members ascending, from a bitmap (n / 8 bytes)
             // rather than a sorted copy of its ids (4 bytes a member).
-            (IoMode::Active, Some(words)) => walk
-                .run(crate::shared::set_bits(words), &mut |items| {
-                    step.visit(items)
-                })?,
-            _ => walk.run(0..n as VertexId, &mut |items| step.visit(items))?,
+            (IoMode::Active, Some(words)) => {
+                walk.run(crate::shared::set_bits(words), &mut visit)?
+            }
+            _ => walk.run(0..n as VertexId, &mut visit)?,
         }
         step.finish()
     }
@@ -504,16 +519,14 @@ impl OocExecutor {
         p: &P,
         frontier: &VertexSubset,
         t: Traversal,
-    ) -> Result<Vec<VertexId>> {
+    ) -> Result<VertexSubset> {
         let n = self.g.num_vertices();
         let walk = self.walk(self.sides(Mode::Dense, t));
-        let mut step = DenseVisit::new(p, frontier_bits(frontier));
+        let mut step = DenseVisit::new(p, n, frontier_bits(frontier));
+        let mut visit = |items: &[crate::reader::Item<'_>]| step.visit(items);
         match self.io {
-            IoMode::Active => walk
-                .run((0..n as VertexId).filter(|&v| p.cond(v)), &mut |items| {
-                    step.visit(items)
-                })?,
-            IoMode::Full => walk.run(0..n as VertexId, &mut |items| step.visit(items))?,
+            IoMode::Active => walk.run((0..n as VertexId).filter(|&v| p.cond(v)), &mut visit)?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
         }
         Ok(step.finish())
     }
@@ -591,19 +604,22 @@ impl Executor for OocExecutor {
         opts: &StepOptions,
     ) -> Step {
         plexus_engine::progress::superstep(frontier.len() as u64);
+        // The state the driver wrote since the last superstep (its
+        // initial values, vertex steps) is written back early too.
+        self.write_back();
         let n = self.g.num_vertices();
         let t = Traversal::new(self.g.is_directed(), opts);
         let started = Instant::now();
         let (mode, estimate) = self.choose(p, frontier, opts, t, self.weights);
         let before = self.counters();
         let result = match (self.g.faulted(), mode) {
-            (true, _) => Ok(Vec::new()),
+            (true, _) => Ok(VertexSubset::empty(n)),
             (false, Mode::Sparse) => self.sparse(p, frontier, t),
             (false, Mode::Dense) => self.dense(p, frontier, t),
         };
-        let ids = result.unwrap_or_else(|e| {
+        let next = result.unwrap_or_else(|e| {
             self.g.record(e);
-            Vec::new()
+            VertexSubset::empty(n)
         });
         let after = self.counters();
         let stats = StepStats {
@@ -612,7 +628,7 @@ impl Executor for OocExecutor {
                 Mode::Dense => "dense",
             },
             active: frontier.len() as u64,
-            activated: ids.len() as u64,
+            activated: next.len() as u64,
             pages: after[0] - before[0],
             bytes: after[1] - before[1],
             io_seconds: (after[2] - before[2]) as f64 * 1e-9,
@@ -624,10 +640,7 @@ impl Executor for OocExecutor {
         if let Ok(mut s) = self.steps.lock() {
             s.push(stats);
         }
-        if let Some(s) = &self.state {
-            s.write_back();
-        }
-        let next = crate::step::next_frontier(mode, n, ids);
+        self.write_back();
         Step { next, mode }
     }
 }
