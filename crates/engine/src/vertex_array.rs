@@ -282,7 +282,7 @@ mod tests {
             self.ptr
         }
         fn len(&self) -> usize {
-            self.pages.len() * 4096
+            self.pages.iter().map(|p| p.0.len()).sum()
         }
     }
     impl Drop for TestRegion {
@@ -320,8 +320,7 @@ mod tests {
         };
         let n = 100_000;
         let heap = VertexArray::from_fn(None, "x", n, |i| AtomicU32::new(i as u32 * 3)).unwrap();
-        let mut reg =
-            VertexArray::from_fn(Some(&b), "x", n, |i| AtomicU32::new(i as u32 * 3)).unwrap();
+        let reg = VertexArray::from_fn(Some(&b), "x", n, |i| AtomicU32::new(i as u32 * 3)).unwrap();
         assert!(!heap.is_backed() && reg.is_backed());
         reg[7].store(21, Ordering::Relaxed);
         assert!(heap
