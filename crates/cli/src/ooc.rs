@@ -100,7 +100,7 @@ pub fn run(ctx: &Ctx, a: &RunArgs) -> anyhow::Result<()> {
     let opts = OocOptions {
         memory,
         io,
-        state_bytes: n * plexus_ooc::state_bytes_per_vertex(entry.name),
+        state_bytes: plexus_ooc::state_bytes(entry.name, n, true),
         weights: entry.algorithm == Algorithm::Sssp,
         ..Default::default()
     };
@@ -323,13 +323,17 @@ fn pagerank(
     let o = algo::pagerank::run_on(exec, &cfg)?;
     s.insert("converged".into(), json!(o.converged));
     s.insert("change".into(), json!(o.change));
-    let mut idx: Vec<usize> = (0..o.rank.len()).collect();
+    // The ten highest ranks (ties by id), without an O(n) index.
     let by = |x: &usize, y: &usize| o.rank[*y].total_cmp(&o.rank[*x]).then(x.cmp(y));
-    if idx.len() > 10 {
-        idx.select_nth_unstable_by(10, by);
+    let mut idx: Vec<usize> = Vec::with_capacity(11);
+    for v in 0..o.rank.len() {
+        if idx.len() == 10 && by(&v, &idx[9]).is_ge() {
+            continue;
+        }
+        let at = idx.partition_point(|u| by(u, &v).is_lt());
+        idx.insert(at, v);
         idx.truncate(10);
     }
-    idx.sort_by(by);
     let ids: IdMap = exec.graph().ids()?;
     let top: Vec<Value> = idx
         .iter()

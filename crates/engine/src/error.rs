@@ -25,6 +25,10 @@ pub enum AlgoError {
     /// The caller's [`crate::progress::Observer`] asked the kernel to stop.
     #[error("the computation was cancelled")]
     Cancelled,
+    /// The executor could not make the storage for a per-vertex array
+    /// ([`crate::vertex_array::Backing`]); the message says which and why.
+    #[error("per-vertex state storage: {0}")]
+    StateStorage(String),
 }
 
 /// A result that fails its algorithm's defining property. The message names

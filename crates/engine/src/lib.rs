@@ -48,6 +48,7 @@ pub mod registry;
 pub mod subset;
 pub mod team;
 pub mod tiled;
+pub mod vertex_array;
 pub mod view;
 pub mod wire;
 

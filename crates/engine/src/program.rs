@@ -241,6 +241,14 @@ pub trait Vertices: Sync {
     /// `Σ f(v)` over all vertices, summed in an order that does not depend on
     /// the number of threads (bit-identical results for any pool size).
     fn vertex_sum<F: Fn(VertexId) -> f64 + Sync>(&self, f: F) -> f64;
+
+    /// Where drivers put per-vertex arrays
+    /// ([`crate::vertex_array::VertexArray::from_fn`]): `None` (the
+    /// default) for the heap; an executor whose budget cannot hold them
+    /// (out of core) gives its own backing.
+    fn backing(&self) -> Option<&dyn crate::vertex_array::Backing> {
+        None
+    }
 }
 
 /// Something that runs supersteps of vertex programs over a graph.

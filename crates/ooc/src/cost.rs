@@ -189,7 +189,7 @@ mod tests {
             offsets.push(offsets.last().unwrap() + d);
         }
         Side {
-            offsets,
+            offsets: plexus_graph::Section::owned(offsets),
             targets: 0,
             weights: None,
         }

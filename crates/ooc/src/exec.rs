@@ -19,9 +19,11 @@
 //! (GraphChi's pattern) and only the needed vertices are computed: the
 //! baseline that shows what reading only the active pages buys.
 //!
-//! The program's per-vertex state is the driver's (in memory, as every
-//! driver allocates it); the executor's own memory is the plan's
-//! ([`crate::plan`]). An I/O error during a superstep (which cannot return
+//! The program's per-vertex state is the driver's: a driver that allocates
+//! its arrays through [`Vertices::backing`] (BFS) gets them in the
+//! executor's state files ([`crate::state`]), mapped, written back after
+//! every superstep and reclaimed under the cap; other drivers keep theirs
+//! on the heap. The executor's own memory is the plan's ([`crate::plan`]). An I/O error during a superstep (which cannot return
 //! one) is recorded, later supersteps do nothing, and
 //! [`OocExecutor::take_fault`] returns it: callers check it after a run.
 use std::path::{Path, PathBuf};
@@ -45,6 +47,7 @@ use crate::file::{Side, StoredGraph};
 use crate::logs::{LogCounters, LogDir};
 use crate::plan::{fixed_plan, plan, plan_shared, Plan};
 use crate::reader::Walk;
+use crate::state::{StateFiles, STATE_WINDOW};
 use crate::step::{DenseVisit, SparseVisit};
 
 /// Which pages a superstep reads.
@@ -92,6 +95,9 @@ pub struct OocOptions {
     /// Where the log directory goes (default: beside the graph's directory,
     /// in the data directory).
     pub temp_parent: Option<PathBuf>,
+    /// Whether drivers that ask ([`Vertices::backing`]) get their
+    /// per-vertex arrays in state files (`true`) or on the heap.
+    pub file_state: bool,
 }
 
 impl Default for OocOptions {
@@ -104,12 +110,30 @@ impl Default for OocOptions {
             direct: true,
             tuning: None,
             temp_parent: None,
+            file_state: true,
         }
     }
 }
 
-/// A generous estimate of an algorithm's per-vertex driver state, in bytes
-/// (its arrays, frontiers and result), for the budget.
+/// Bytes of an algorithm's driver state the budget counts on `n` vertices:
+/// for a driver whose arrays are in the executor's state files (`backed`;
+/// BFS and PageRank through `run_on`), what stays on the heap (BFS: its
+/// frontier while it runs, its result when it ends; PageRank: its
+/// contributions, then its result: 8 bytes a vertex either way) plus a
+/// resident window of each file-backed array ([`STATE_WINDOW`]); otherwise
+/// [`state_bytes_per_vertex`] for every vertex.
+pub fn state_bytes(algorithm: &str, n: u64, backed: bool) -> u64 {
+    match (algorithm, backed) {
+        ("bfs", true) => 8 * n + 2 * (4 * n).min(STATE_WINDOW),
+        // The contributions stay on the heap (read in in-list order), then
+        // the result; the ranks and the new ranks are file-backed.
+        ("pagerank" | "ppr", true) => 8 * n + 2 * (8 * n).min(STATE_WINDOW),
+        _ => n * state_bytes_per_vertex(algorithm),
+    }
+}
+
+/// A generous estimate of an algorithm's per-vertex driver state on the
+/// heap, in bytes (its arrays, frontiers and result), for the budget.
 pub fn state_bytes_per_vertex(algorithm: &str) -> u64 {
     // bfs and pagerank measured on kron22 (peak RSS beyond the executor's
     // own arrays and buffers: about 15 and 32 bytes a vertex), rounded up;
@@ -183,6 +207,8 @@ pub struct Report {
     pub log_bytes_read: u64,
     /// Messages merged before reaching a slot.
     pub messages_combined: u64,
+    /// Bytes of the drivers' per-vertex arrays in state files.
+    pub state_file_bytes: u64,
     /// Per superstep.
     pub supersteps: Vec<StepStats>,
 }
@@ -198,6 +224,8 @@ pub struct OocExecutor {
     dir: LogDir,
     logs: LogCounters,
     steps: Mutex<Vec<StepStats>>,
+    /// Drivers' file-backed arrays (`None`: on the heap).
+    state: Option<StateFiles>,
 }
 
 impl OocExecutor {
@@ -236,7 +264,11 @@ impl OocExecutor {
                 .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
         };
         let dir = LogDir::create(&parent)?;
+        let state = opts
+            .file_state
+            .then(|| StateFiles::new(dir.path().to_path_buf()));
         Ok(OocExecutor {
+            state,
             weights: opts.weights && g.meta().weighted,
             g,
             plan,
@@ -258,7 +290,23 @@ impl OocExecutor {
         &self.plan
     }
 
-    /// The directory holding the message logs.
+    /// Starts writing back the state files' dirty pages (before and after
+    /// every superstep), so that the pages a step wrote are clean, and
+    /// reclaimable without a wait, when the cap needs room. Not after every
+    /// batch: a page under writeback that the next batch writes again
+    /// makes the writer wait for the device.
+    fn write_back(&self) {
+        if let Some(s) = &self.state {
+            s.write_back();
+        }
+    }
+
+    /// Bytes of the drivers' file-backed arrays made so far.
+    pub fn state_file_bytes(&self) -> u64 {
+        self.state.as_ref().map_or(0, StateFiles::bytes_made)
+    }
+
+    /// The directory holding the message logs (and the state files).
     pub fn log_dir(&self) -> &Path {
         self.dir.path()
     }
@@ -288,6 +336,7 @@ impl OocExecutor {
             log_bytes_written: get(&self.logs.written),
             log_bytes_read: get(&self.logs.read),
             messages_combined: get(&self.logs.combined),
+            state_file_bytes: self.state_file_bytes(),
             supersteps: self.steps.lock().map(|s| s.clone()).unwrap_or_default(),
         }
     }
@@ -443,7 +492,7 @@ impl OocExecutor {
         p: &P,
         frontier: &VertexSubset,
         t: Traversal,
-    ) -> Result<Vec<VertexId>> {
+    ) -> Result<VertexSubset> {
         let n = self.g.num_vertices();
         let walk = self.walk(self.sides(Mode::Sparse, t));
         let only = match self.io {
@@ -451,11 +500,14 @@ impl OocExecutor {
             IoMode::Active => None,
         };
         let mut step = SparseVisit::new(p, &self.plan, &self.dir, &self.logs, only);
-        match self.io {
-            IoMode::Active => walk.run(frontier.to_sorted_vec().into_iter(), &mut |items| {
-                step.visit(items)
-            })?,
-            IoMode::Full => walk.run(0..n as VertexId, &mut |items| step.visit(items))?,
+        let mut visit = |items: &[crate::reader::Item<'_>]| step.visit(items);
+        match (self.io, frontier_bits(frontier)) {
+            // The frontier's members ascending, from a bitmap (n / 8 bytes)
+            // rather than a sorted copy of its ids (4 bytes a member).
+            (IoMode::Active, Some(words)) => {
+                walk.run(crate::shared::set_bits(words), &mut visit)?
+            }
+            _ => walk.run(0..n as VertexId, &mut visit)?,
         }
         step.finish()
     }
@@ -467,16 +519,14 @@ impl OocExecutor {
         p: &P,
         frontier: &VertexSubset,
         t: Traversal,
-    ) -> Result<Vec<VertexId>> {
+    ) -> Result<VertexSubset> {
         let n = self.g.num_vertices();
         let walk = self.walk(self.sides(Mode::Dense, t));
-        let mut step = DenseVisit::new(p, frontier_bits(frontier));
+        let mut step = DenseVisit::new(p, n, frontier_bits(frontier));
+        let mut visit = |items: &[crate::reader::Item<'_>]| step.visit(items);
         match self.io {
-            IoMode::Active => walk
-                .run((0..n as VertexId).filter(|&v| p.cond(v)), &mut |items| {
-                    step.visit(items)
-                })?,
-            IoMode::Full => walk.run(0..n as VertexId, &mut |items| step.visit(items))?,
+            IoMode::Active => walk.run((0..n as VertexId).filter(|&v| p.cond(v)), &mut visit)?,
+            IoMode::Full => walk.run(0..n as VertexId, &mut visit)?,
         }
         Ok(step.finish())
     }
@@ -538,6 +588,12 @@ impl Vertices for OocExecutor {
     fn vertex_sum<F: Fn(VertexId) -> f64 + Sync>(&self, f: F) -> f64 {
         deterministic_sum(self.g.num_vertices(), f)
     }
+
+    fn backing(&self) -> Option<&dyn plexus_engine::vertex_array::Backing> {
+        self.state
+            .as_ref()
+            .map(|s| s as &dyn plexus_engine::vertex_array::Backing)
+    }
 }
 
 impl Executor for OocExecutor {
@@ -548,19 +604,22 @@ impl Executor for OocExecutor {
         opts: &StepOptions,
     ) -> Step {
         plexus_engine::progress::superstep(frontier.len() as u64);
+        // The state the driver wrote since the last superstep (its
+        // initial values, vertex steps) is written back early too.
+        self.write_back();
         let n = self.g.num_vertices();
         let t = Traversal::new(self.g.is_directed(), opts);
         let started = Instant::now();
         let (mode, estimate) = self.choose(p, frontier, opts, t, self.weights);
         let before = self.counters();
         let result = match (self.g.faulted(), mode) {
-            (true, _) => Ok(Vec::new()),
+            (true, _) => Ok(VertexSubset::empty(n)),
             (false, Mode::Sparse) => self.sparse(p, frontier, t),
             (false, Mode::Dense) => self.dense(p, frontier, t),
         };
-        let ids = result.unwrap_or_else(|e| {
+        let next = result.unwrap_or_else(|e| {
             self.g.record(e);
-            Vec::new()
+            VertexSubset::empty(n)
         });
         let after = self.counters();
         let stats = StepStats {
@@ -569,7 +628,7 @@ impl Executor for OocExecutor {
                 Mode::Dense => "dense",
             },
             active: frontier.len() as u64,
-            activated: ids.len() as u64,
+            activated: next.len() as u64,
             pages: after[0] - before[0],
             bytes: after[1] - before[1],
             io_seconds: (after[2] - before[2]) as f64 * 1e-9,
@@ -581,7 +640,7 @@ impl Executor for OocExecutor {
         if let Ok(mut s) = self.steps.lock() {
             s.push(stats);
         }
-        let next = crate::step::next_frontier(mode, n, ids);
+        self.write_back();
         Step { next, mode }
     }
 }

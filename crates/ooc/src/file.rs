@@ -1,22 +1,30 @@
 //! The stored graph as the out-of-core executor sees it: the header, the
-//! O(n) per-vertex arrays read once into memory (offsets, the natural-id
-//! permutation), and the O(m) arrays (neighbours, weights) left on disk,
-//! read with `pread` by page ranges and then dropped from the page cache
-//! (`posix_fadvise(DONTNEED)`), so that the cache never holds the graph.
+//! O(n) per-vertex arrays (offsets, the natural-id permutation) mapped
+//! read-only, and the O(m) arrays (neighbours, weights) left on disk, read
+//! by page ranges (`O_DIRECT`, or `pread` and then dropped from the page
+//! cache with `posix_fadvise(DONTNEED)`), so that the cache never holds the
+//! adjacency.
 //!
-//! The file is never mapped: [`plexus_graph::store::read_header`] reads the
-//! header's bytes, and everything else goes through [`StoredGraph::read_at`].
+//! The per-vertex arrays are mapped, not read onto the heap: their pages
+//! are clean file pages, read in as a walk reaches them (ascending vertex
+//! order: a walk, the direction rule's pull pass) and reclaimed by the
+//! kernel when the memory cap needs room, so they take a resident window
+//! of the budget ([`MAPPED_WINDOW`] each), not `8 n` bytes. Opening checks
+//! them in one pass and then drops their pages. The adjacency is never
+//! mapped.
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytemuck::Pod;
+use memmap2::MmapOptions;
 use plexus_engine::program::GraphView;
 use plexus_graph::store::{read_header, SectionEntry, SectionKind};
 use plexus_graph::{GraphMeta, IdMap, Section, VertexId, VertexOrder, Weight, WeightStats};
+use rayon::prelude::*;
 
 use crate::error::{OocError, Result};
 
@@ -27,17 +35,23 @@ pub const PAGE: u64 = 4096;
 /// facts).
 const STREAM_BYTES: usize = 1 << 20;
 
+/// Bytes of each mapped per-vertex array the plan counts as resident: the
+/// pages a walk or the direction rule's pass is reading (a few pages per
+/// thread, in ascending order) with room for the kernel's fault-around and
+/// the reclaim that trails them.
+pub const MAPPED_WINDOW: u64 = 2 << 20;
+
 /// One page of a read buffer, aligned for `O_DIRECT`.
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(4096))]
 pub(crate) struct Page(pub [u8; PAGE as usize]);
 
-/// One direction of the stored edges: offsets in memory, neighbours and
+/// One direction of the stored edges: offsets mapped, neighbours and
 /// weights on disk.
 #[derive(Debug)]
 pub(crate) struct Side {
-    /// `n + 1` offsets into the neighbour array.
-    pub offsets: Vec<u64>,
+    /// `n + 1` offsets into the neighbour array (mapped from the file).
+    pub offsets: Section<u64>,
     /// File offset of the neighbour section (`u32` elements).
     pub targets: u64,
     /// File offset of the weight section (`f64` elements), when weighted.
@@ -85,8 +99,9 @@ pub struct StoredGraph {
     out: Side,
     /// In-edges of a directed graph (`None`: the out-edges serve).
     inc: Option<Side>,
-    /// Natural id of each internal id when the store applied an order.
-    natural: Option<Vec<VertexId>>,
+    /// Natural id of each internal id when the store applied an order
+    /// (mapped from the file).
+    natural: Option<Section<VertexId>>,
     weight_stats: OnceLock<Option<WeightStats>>,
     strictly_increasing: OnceLock<bool>,
     /// The header's id kind and sections, for [`StoredGraph::ids`].
@@ -100,8 +115,8 @@ pub struct StoredGraph {
 
 impl StoredGraph {
     /// Opens `path` (a `graph.plx`): reads and checks the header, checks
-    /// that every section lies inside the file, and reads the offsets (and
-    /// the natural-id permutation of a reordered store) into memory. The
+    /// that every section lies inside the file, and maps and checks the
+    /// offsets (and the natural-id permutation of a reordered store). The
     /// neighbour and weight arrays are not read.
     pub fn open(path: &Path) -> Result<Self> {
         let h = read_header(path)?;
@@ -149,7 +164,7 @@ impl StoredGraph {
             m,
             meta: h.meta.clone(),
             out: Side {
-                offsets: Vec::new(),
+                offsets: Section::default(),
                 targets: 0,
                 weights: None,
             },
@@ -170,16 +185,17 @@ impl StoredGraph {
                 true => Some(find(w, 8, Some(m))?.offset),
                 false => None,
             };
-            let offsets: Vec<u64> = g.read_array(oe.offset, n + 1)?;
-            if offsets.first() != Some(&0)
-                || offsets.last() != Some(&m)
-                || offsets.windows(2).any(|w| w[0] > w[1])
-            {
+            let offsets = g.map_section(&oe, n + 1, |xs: &[u64]| {
+                xs.first() == Some(&0)
+                    && xs.last() == Some(&m)
+                    && xs.par_windows(2).all(|w| w[0] <= w[1])
+            })?;
+            let Some(offsets) = offsets else {
                 return Err(OocError::corrupt(
                     path,
                     format!("section {} is not non-decreasing from 0 to {m}", o.name()),
                 ));
-            }
+            };
             Ok(Side {
                 offsets,
                 targets: te.offset,
@@ -195,14 +211,17 @@ impl StoredGraph {
             VertexOrder::None => None,
             _ => {
                 let e = find(OldOfNew, 4, Some(n as u64))?;
-                let xs: Vec<u32> = g.read_array(e.offset, n)?;
-                if xs.iter().any(|&x| x as usize >= n) {
-                    return Err(OocError::corrupt(
-                        path,
-                        "section old-of-new holds an id >= n",
-                    ));
+                let xs =
+                    g.map_section(&e, n, |xs: &[u32]| xs.par_iter().all(|&x| (x as usize) < n))?;
+                match xs {
+                    Some(xs) => Some(xs),
+                    None => {
+                        return Err(OocError::corrupt(
+                            path,
+                            "section old-of-new holds an id >= n",
+                        ))
+                    }
                 }
-                Some(xs)
             }
         };
         g.out = out;
@@ -281,10 +300,64 @@ impl StoredGraph {
         self.inc.as_ref().unwrap_or(&self.out)
     }
 
-    /// Bytes of the per-vertex arrays this value holds in memory.
+    /// Bytes of the mapped per-vertex arrays the budget counts: each
+    /// array's resident window ([`MAPPED_WINDOW`], or the array when
+    /// smaller).
     pub fn resident_bytes(&self) -> u64 {
+        let window = |bytes: u64| bytes.min(MAPPED_WINDOW);
         let sides = 1 + u64::from(self.inc.is_some());
-        sides * 8 * (self.n as u64 + 1) + self.natural.as_ref().map_or(0, |x| 4 * x.len() as u64)
+        sides * window(8 * (self.n as u64 + 1))
+            + self
+                .natural
+                .as_ref()
+                .map_or(0, |x| window(4 * x.len() as u64))
+    }
+
+    /// Maps `len` elements of `T` of the section `e` read-only (counted as
+    /// setup bytes) and checks them with `ok` in one pass, after which
+    /// their pages are dropped (unmapped from this process, then out of the
+    /// page cache): a map, or `None` when `ok` refused the elements.
+    #[allow(unsafe_code)]
+    fn map_section<T: Pod>(
+        &self,
+        e: &SectionEntry,
+        len: usize,
+        ok: impl FnOnce(&[T]) -> bool,
+    ) -> Result<Option<Section<T>>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>());
+        let map = match bytes {
+            Some(0) => return Ok(ok(&[]).then(Section::default)),
+            Some(b) => {
+                // SAFETY: a published store file is written once (to a
+                // temporary directory, then renamed) and never modified in
+                // place; it is mapped read-only. A file truncated by another
+                // process would fault on access, which the store's contract
+                // (no writers to a published graph) rules out.
+                unsafe { MmapOptions::new().offset(e.offset).len(b).map(&self.file) }
+                    .map_err(|err| OocError::io(&self.path, err))?
+            }
+            None => return Err(OocError::corrupt(&self.path, "a section too large to map")),
+        };
+        self.io
+            .setup_bytes
+            .fetch_add(e.len_bytes, Ordering::Relaxed);
+        let section = Section::mapped(Arc::new(map), 0, len)
+            .ok_or_else(|| OocError::corrupt(&self.path, "a misaligned section"))?;
+        if !ok(&section) {
+            return Ok(None);
+        }
+        // Best effort: pages left resident only cost memory the kernel
+        // reclaims anyway. `madvise(DONTNEED)` on a read-only shared map
+        // only unmaps clean pages (they read back from the file).
+        let (ptr, span) = (
+            section.as_ptr() as *mut libc::c_void,
+            std::mem::size_of_val(&*section),
+        );
+        // SAFETY: `ptr..ptr + span` is exactly the mapping made above (held
+        // by `section`, page-aligned); the advice changes no contents.
+        unsafe { libc::madvise(ptr, span, libc::MADV_DONTNEED) };
+        self.drop_cache(e.offset, e.len_bytes);
+        Ok(Some(section))
     }
 
     /// Bytes of adjacency (neighbours and weights, both directions of a

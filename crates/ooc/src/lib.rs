@@ -4,10 +4,15 @@
 //! with a `run_on`, unchanged) over a stored graph that need not fit in
 //! memory, after PartitionedVC (Matam et al.; `shared/papers`, seed 002).
 //!
-//! - The graph file is read, never mapped. The O(n) offsets are read once
-//!   into memory; the neighbour and weight arrays stay on disk and are read
-//!   by page ranges with `pread`, then dropped from the page cache
-//!   ([`file`]), so the budget holds the cache too.
+//! - The O(n) per-vertex arrays of the store (offsets, the natural-id
+//!   permutation) are mapped read-only, so the kernel reclaims them under
+//!   the cap and the budget counts a resident window of each; the neighbour
+//!   and weight arrays are never mapped: read by page ranges (`O_DIRECT`,
+//!   or `pread` then dropped from the page cache, [`file`]), so the budget
+//!   holds the cache too.
+//! - A driver that allocates its per-vertex arrays through the executor
+//!   (BFS) gets them in temporary mapped files ([`state`]), also counted
+//!   as a resident window.
 //! - Vertex intervals and buffers are sized from a memory budget
 //!   ([`plan`]); a budget too small for one interval is refused up front,
 //!   naming the least that fits.
@@ -42,10 +47,13 @@ pub mod logs;
 pub mod plan;
 pub mod reader;
 pub mod shared;
+pub mod state;
 mod step;
 
 pub use cost::Estimate;
 pub use error::{human_bytes, parse_size, OocError, Result};
-pub use exec::{state_bytes_per_vertex, IoMode, OocExecutor, OocOptions, Report, StepStats};
+pub use exec::{
+    state_bytes, state_bytes_per_vertex, IoMode, OocExecutor, OocOptions, Report, StepStats,
+};
 pub use file::StoredGraph;
 pub use plan::Plan;

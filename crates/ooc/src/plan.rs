@@ -1,11 +1,14 @@
 //! Vertex intervals sized from a memory budget (PartitionedVC §3.4).
 //!
 //! The budget pays, in this order, for:
-//! 1. the fixed per-vertex arrays: the offsets held in memory (8 bytes per
-//!    vertex and direction), the natural-id permutation of a reordered
-//!    store, the executor's frontier copies (two bitmaps and two id lists),
-//!    and the caller's estimate of the algorithm's own per-vertex state
-//!    (drivers keep it in memory);
+//! 1. the fixed per-vertex arrays: a resident window of each mapped array
+//!    of the store (the offsets of each direction, the natural-id
+//!    permutation of a reordered store; [`crate::file::MAPPED_WINDOW`]),
+//!    the executor's frontier copies (two bitmaps, and the ids a step
+//!    activates: at most 4 bytes a vertex), and the caller's count of the
+//!    algorithm's own state ([`crate::state_bytes`]: its heap arrays, and a
+//!    resident window of each array it keeps in the executor's state
+//!    files);
 //! 2. what is left (`A`): half for the adjacency read buffer (`A / 2`,
 //!    read with `O_DIRECT` where the file system allows, so no page-cache
 //!    copy), a quarter for the message-log buffers, one per interval plus
@@ -69,7 +72,13 @@ impl Plan {
 pub fn fixed_bytes(g: &StoredGraph, state_bytes: u64) -> u64 {
     use plexus_engine::program::GraphView;
     let n = g.num_vertices() as u64;
-    g.resident_bytes() + 2 * n.div_ceil(64) * 8 + 8 * n + state_bytes
+    g.resident_bytes() + frontier_copies(n) + state_bytes
+}
+
+/// Bytes of one job's frontier copies in the executor on `n` vertices: two
+/// bitmaps (the frontier's, the next one's) and the activated ids.
+fn frontier_copies(n: u64) -> u64 {
+    2 * n.div_ceil(64) * 8 + 4 * n
 }
 
 /// The plan for `g` under `memory` bytes with `state_bytes` of algorithm
@@ -87,7 +96,7 @@ pub fn plan(g: &StoredGraph, memory: u64, state_bytes: u64) -> Result<Plan> {
 pub fn plan_shared(g: &StoredGraph, memory: u64, states: &[u64]) -> Result<Plan> {
     use plexus_engine::program::GraphView;
     let n = g.num_vertices() as u64;
-    let per_job = 2 * n.div_ceil(64) * 8 + 8 * n;
+    let per_job = frontier_copies(n);
     let jobs = states.len().max(1) as u64;
     let fixed =
         g.resident_bytes() + n.div_ceil(64) * 8 + states.iter().map(|s| s + per_job).sum::<u64>();

@@ -163,7 +163,7 @@ trait Stepper<R>: Send {
     /// The superstep's visitor.
     fn visitor<'s>(&'s self, exec: &'s OocExecutor) -> Box<dyn Visitor + 's>;
     /// Hands the activated vertices to the driver.
-    fn end(&mut self, exec: &OocExecutor, ids: Vec<VertexId>);
+    fn end(&mut self, exec: &OocExecutor, next: VertexSubset);
     /// The report so far.
     fn report(&self) -> JobReport;
     /// The result.
@@ -173,14 +173,14 @@ trait Stepper<R>: Send {
 /// A superstep's visitor, type-erased.
 trait Visitor: Send {
     fn visit(&mut self, items: &[Item<'_>]);
-    fn finish(self: Box<Self>) -> Result<Vec<VertexId>>;
+    fn finish(self: Box<Self>) -> Result<VertexSubset>;
 }
 
 impl<P: VertexProgram> Visitor for SparseVisit<'_, P> {
     fn visit(&mut self, items: &[Item<'_>]) {
         SparseVisit::visit(self, items);
     }
-    fn finish(self: Box<Self>) -> Result<Vec<VertexId>> {
+    fn finish(self: Box<Self>) -> Result<VertexSubset> {
         SparseVisit::finish(*self)
     }
 }
@@ -189,7 +189,7 @@ impl<P: VertexProgram> Visitor for DenseVisit<'_, P> {
     fn visit(&mut self, items: &[Item<'_>]) {
         DenseVisit::visit(self, items);
     }
-    fn finish(self: Box<Self>) -> Result<Vec<VertexId>> {
+    fn finish(self: Box<Self>) -> Result<VertexSubset> {
         Ok(DenseVisit::finish(*self))
     }
 }
@@ -269,6 +269,7 @@ where
     fn visitor<'s>(&'s self, exec: &'s OocExecutor) -> Box<dyn Visitor + 's> {
         let p = self.driver.program();
         let frontier = self.frontier.as_ref();
+        let n = exec.graph().num_vertices();
         match self.mode {
             Mode::Sparse => {
                 let only = frontier.map(|f| f.to_dense().as_bitmap().unwrap_or(&[]).to_vec());
@@ -280,13 +281,11 @@ where
                     only,
                 ))
             }
-            Mode::Dense => Box::new(DenseVisit::new(p, frontier.and_then(frontier_bits))),
+            Mode::Dense => Box::new(DenseVisit::new(p, n, frontier.and_then(frontier_bits))),
         }
     }
 
-    fn end(&mut self, exec: &OocExecutor, ids: Vec<VertexId>) {
-        let n = exec.graph().num_vertices();
-        let next = crate::step::next_frontier(self.mode, n, ids);
+    fn end(&mut self, exec: &OocExecutor, next: VertexSubset) {
         self.frontier = None;
         self.driver.activated(exec, next);
     }
@@ -308,7 +307,7 @@ where
 }
 
 /// The set bits of `words`, ascending, as vertex ids.
-fn set_bits(words: Vec<u64>) -> impl Iterator<Item = VertexId> + Send {
+pub(crate) fn set_bits(words: Vec<u64>) -> impl Iterator<Item = VertexId> + Send {
     words.into_iter().enumerate().flat_map(|(w, mut word)| {
         std::iter::from_fn(move || {
             if word == 0 {
@@ -455,9 +454,9 @@ impl OocExecutor {
             .into_iter()
             .map(|v| v.finish())
             .collect::<Result<Vec<_>>>()?;
-        for (&i, ids) in stepping.iter().zip(ids) {
+        for (&i, next) in stepping.iter().zip(ids) {
             if let Some(job) = live[i].as_mut() {
-                job.end(self, ids);
+                job.end(self, next);
             }
         }
         Ok(groups.len() as u64)

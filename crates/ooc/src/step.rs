@@ -6,8 +6,10 @@
 //! walk hands every job the union of the jobs' lists, and each visitor
 //! skips the vertices that are not its own (sparse: not in its frontier;
 //! dense: `cond` false).
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use plexus_engine::program::{Active, InEdges, VertexProgram};
-use plexus_engine::subset::bit;
+use plexus_engine::subset::{bit, VertexSubset};
 use plexus_graph::VertexId;
 use rayon::prelude::*;
 
@@ -77,8 +79,15 @@ impl<'a, P: VertexProgram> SparseVisit<'a, P> {
     }
 
     /// Reads every interval's log back and applies its messages; returns
-    /// the activated vertices.
-    pub fn finish(mut self) -> Result<Vec<VertexId>> {
+    /// the activated vertices (ids, as a sparse step's next frontier).
+    pub fn finish(self) -> Result<VertexSubset> {
+        // The last interval ends at the graph's vertex count.
+        let n = self.plan.starts.last().map_or(0, |&s| s as usize);
+        Ok(VertexSubset::from_ids(n, self.activated()?))
+    }
+
+    /// The activated vertices, after applying every interval's log.
+    fn activated(mut self) -> Result<Vec<VertexId>> {
         if let Some(e) = self.err.take() {
             return Err(e);
         }
@@ -105,20 +114,25 @@ pub(crate) struct DenseVisit<'a, P: VertexProgram> {
     /// The vertex being gathered in pieces: its id, whether it takes
     /// messages, and its signal so far.
     cur: Option<(VertexId, bool, Option<P::Msg>)>,
-    out: Vec<VertexId>,
+    /// The activated vertices, a bit each (n / 8 bytes whatever their
+    /// number: a dense step may activate every vertex).
+    out: Vec<AtomicU64>,
+    /// Vertices in the graph.
+    n: usize,
     /// Where each vertex's items begin in a batch (kept across batches).
     starts: Vec<usize>,
 }
 
 impl<'a, P: VertexProgram> DenseVisit<'a, P> {
-    /// A pull step of `p` with the frontier `active` (a bitmap, or `None`
-    /// when every vertex is in it).
-    pub fn new(p: &'a P, active: Option<Vec<u64>>) -> Self {
+    /// A pull step of `p` on `n` vertices with the frontier `active` (a
+    /// bitmap, or `None` when every vertex is in it).
+    pub fn new(p: &'a P, n: usize, active: Option<Vec<u64>>) -> Self {
         DenseVisit {
             p,
             active,
             cur: None,
-            out: Vec::new(),
+            out: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            n,
             starts: Vec::new(),
         }
     }
@@ -131,6 +145,7 @@ impl<'a, P: VertexProgram> DenseVisit<'a, P> {
             cur,
             out,
             starts,
+            ..
         } = self;
         let p: &P = p;
         let active = active.as_deref().map_or(Active::All, Active::Bitmap);
@@ -163,57 +178,45 @@ impl<'a, P: VertexProgram> DenseVisit<'a, P> {
         starts.clear();
         starts.extend((0..items.len()).filter(|&i| i == 0 || items[i - 1].v != items[i].v));
         let starts: &[usize] = starts;
-        out.par_extend(
-            starts
-                .par_iter()
-                .enumerate()
-                .with_min_len(64)
-                .filter_map(|(k, &s)| {
-                    let e = starts.get(k + 1).copied().unwrap_or(items.len());
-                    dense_whole(p, &items[s..e], active)
-                }),
-        );
+        let out: &[AtomicU64] = out;
+        starts
+            .par_iter()
+            .enumerate()
+            .with_min_len(64)
+            .for_each(|(k, &s)| {
+                let e = starts.get(k + 1).copied().unwrap_or(items.len());
+                if let Some(v) = dense_whole(p, &items[s..e], active) {
+                    set(out, v);
+                }
+            });
     }
 
-    /// The activated vertices.
-    pub fn finish(mut self) -> Vec<VertexId> {
-        close(self.p, &mut self.cur, &mut self.out);
-        self.out
+    /// The activated vertices (a bitmap, as a dense step's next frontier).
+    pub fn finish(mut self) -> VertexSubset {
+        close(self.p, &mut self.cur, &self.out);
+        let n = self.n;
+        let words = self.out.into_iter().map(AtomicU64::into_inner).collect();
+        VertexSubset::from_bitmap(n, words)
     }
 }
 
 /// Applies the slot of the vertex gathered in pieces (`cur`), if any.
-/// The next frontier of a step from the vertices it activated: a sparse
-/// subset after a push step, a bitmap after a pull step.
-pub(crate) fn next_frontier(
-    mode: plexus_engine::edge_map::Mode,
-    n: usize,
-    ids: Vec<VertexId>,
-) -> plexus_engine::subset::VertexSubset {
-    use plexus_engine::edge_map::Mode;
-    use plexus_engine::subset::VertexSubset;
-    match mode {
-        Mode::Sparse => VertexSubset::from_ids(n, ids),
-        Mode::Dense => {
-            let mut words = vec![0u64; n.div_ceil(64)];
-            for v in ids {
-                words[v as usize / 64] |= 1 << (v % 64);
-            }
-            VertexSubset::from_bitmap(n, words)
+fn close<P: VertexProgram>(
+    p: &P,
+    cur: &mut Option<(VertexId, bool, Option<P::Msg>)>,
+    out: &[AtomicU64],
+) {
+    if let Some((v, true, Some(m))) = cur.take() {
+        if p.dense_slot(v, m) {
+            set(out, v);
         }
     }
 }
 
-fn close<P: VertexProgram>(
-    p: &P,
-    cur: &mut Option<(VertexId, bool, Option<P::Msg>)>,
-    out: &mut Vec<VertexId>,
-) {
-    if let Some((v, true, Some(m))) = cur.take() {
-        if p.dense_slot(v, m) {
-            out.push(v);
-        }
-    }
+/// Sets `v`'s bit in `words`.
+#[inline]
+fn set(words: &[AtomicU64], v: VertexId) {
+    words[v as usize / 64].fetch_or(1 << (v % 64), Ordering::Relaxed);
 }
 
 /// The dense step of one vertex whose lists (one item per side) are all in

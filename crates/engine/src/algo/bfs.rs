@@ -33,6 +33,7 @@ use crate::program::{
     Executor, GraphView, InEdges, InMemory, StepOptions, VertexProgram, Vertices,
 };
 use crate::subset::VertexSubset;
+use crate::vertex_array::{Backing, VertexArray};
 
 /// Sentinel for "not reached" in `depth` and `parent`.
 pub const UNREACHED: u32 = u32::MAX;
@@ -75,8 +76,8 @@ pub struct Output {
 /// The BFS vertex program: claims unvisited vertices for the current level.
 #[derive(Debug)]
 pub struct Program {
-    parent: Vec<AtomicU32>,
-    depth: Vec<AtomicU32>,
+    parent: VertexArray<AtomicU32>,
+    depth: VertexArray<AtomicU32>,
     /// Depth given to vertices claimed in the current superstep.
     level: u32,
 }
@@ -86,9 +87,35 @@ impl Program {
     pub fn new(n: usize, source: VertexId) -> Self {
         // Written in parallel, on huge pages: pushes claim parents in
         // random order.
+        let heap =
+            || VertexArray::heap(crate::hugepages::from_fn(n, |_| AtomicU32::new(UNREACHED)));
+        Self::with_arrays(heap(), heap(), source)
+    }
+
+    /// A program on `n` vertices with `source` visited at depth 0, its
+    /// arrays in `backing` (the heap when `None`; see
+    /// [`crate::vertex_array`]).
+    pub fn new_in(
+        backing: Option<&dyn Backing>,
+        n: usize,
+        source: VertexId,
+    ) -> Result<Self, AlgoError> {
+        let make = |name| VertexArray::from_fn(backing, name, n, |_| AtomicU32::new(UNREACHED));
+        Ok(Self::with_arrays(
+            make("bfs-parent")?,
+            make("bfs-depth")?,
+            source,
+        ))
+    }
+
+    fn with_arrays(
+        parent: VertexArray<AtomicU32>,
+        depth: VertexArray<AtomicU32>,
+        source: VertexId,
+    ) -> Self {
         let p = Program {
-            parent: crate::hugepages::from_fn(n, |_| AtomicU32::new(UNREACHED)),
-            depth: crate::hugepages::from_fn(n, |_| AtomicU32::new(UNREACHED)),
+            parent,
+            depth,
             level: 0,
         };
         if let (Some(a), Some(b)) = (p.parent.get(source as usize), p.depth.get(source as usize)) {
@@ -105,7 +132,10 @@ impl Program {
 
     /// Consumes the program and returns `(depth, parent)`.
     pub fn into_parts(self) -> (Vec<u32>, Vec<u32>) {
-        (into_plain(self.depth), into_plain(self.parent))
+        (
+            into_plain(self.depth.into_vec()),
+            into_plain(self.parent.into_vec()),
+        )
     }
 }
 
@@ -307,10 +337,20 @@ pub struct BfsDriver {
 impl BfsDriver {
     /// BFS from `cfg.source` over a graph seen through `view`.
     pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        Self::with_backing(view, cfg, None)
+    }
+
+    /// BFS from `cfg.source` with its parent and depth arrays in `backing`
+    /// (the executor's [`Vertices::backing`]; the heap when `None`).
+    pub fn with_backing(
+        view: &dyn GraphView,
+        cfg: &Config,
+        backing: Option<&dyn Backing>,
+    ) -> Result<Self, AlgoError> {
         check_source(view, cfg.source)?;
         let n = view.num_vertices();
         Ok(BfsDriver {
-            p: Program::new(n, cfg.source),
+            p: Program::new_in(backing, n, cfg.source)?,
             frontier: Some(VertexSubset::from_vertex(n, cfg.source)),
             level: 0,
             max_depth: u32::MAX,
@@ -372,7 +412,10 @@ impl Driver for BfsDriver {
 
 /// BFS on any executor through [`BfsDriver`].
 pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
-    drive(exec, BfsDriver::new(exec.view(), cfg)?)
+    drive(
+        exec,
+        BfsDriver::with_backing(exec.view(), cfg, exec.backing())?,
+    )
 }
 
 fn check_source(g: &dyn GraphView, source: VertexId) -> Result<(), AlgoError> {

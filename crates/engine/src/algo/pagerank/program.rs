@@ -1,18 +1,21 @@
 //! PageRank as a vertex program (`Program`) and its step machine
 //! (`PageRankDriver`), which any executor runs (`run_on`).
 use super::*;
+use crate::vertex_array::{Backing, VertexArray};
 
 /// The PageRank vertex program: one synchronous power iteration per superstep.
 #[derive(Debug)]
 pub struct Program {
     damping: f64,
     teleport: Teleport,
-    /// `PR(u)` of the previous iteration.
-    rank: Vec<AtomicF64>,
-    /// `PR(u) / outdeg(u)`, 0 for dangling vertices.
+    /// `PR(u)` of the previous iteration (read and written in vertex order:
+    /// in the executor's backing, when it has one).
+    rank: VertexArray<AtomicF64>,
+    /// `PR(u) / outdeg(u)`, 0 for dangling vertices (read in the random
+    /// order of in-lists, so always on the heap).
     contrib: Vec<AtomicF64>,
-    /// The new ranks being computed.
-    next: Vec<AtomicF64>,
+    /// The new ranks being computed (in vertex order, as `rank`).
+    next: VertexArray<AtomicF64>,
     /// The iteration's substitution ([`Step`]), set before each superstep.
     step: Step,
 }
@@ -57,7 +60,10 @@ impl VertexProgram for Program {
 /// Runs PageRank as the vertex program on any executor through
 /// [`PageRankDriver`].
 pub fn run_on<E: Executor>(exec: &E, cfg: &Config) -> Result<Output, AlgoError> {
-    drive(exec, PageRankDriver::new(exec.view(), cfg)?)
+    drive(
+        exec,
+        PageRankDriver::with_backing(exec.view(), cfg, exec.backing())?,
+    )
 }
 
 /// PageRank (global or personalised) as a step machine that any executor
@@ -85,6 +91,16 @@ pub struct PageRankDriver {
 impl PageRankDriver {
     /// PageRank with `cfg` over a graph seen through `view`.
     pub fn new(view: &dyn GraphView, cfg: &Config) -> Result<Self, AlgoError> {
+        Self::with_backing(view, cfg, None)
+    }
+
+    /// PageRank with `cfg`, its rank arrays in `backing` (the executor's
+    /// [`Vertices::backing`]; the heap when `None`).
+    pub fn with_backing(
+        view: &dyn GraphView,
+        cfg: &Config,
+        backing: Option<&dyn Backing>,
+    ) -> Result<Self, AlgoError> {
         let teleport = prepare(view, cfg)?;
         let isolated = Isolated::with_teleport(view, cfg, &teleport);
         let n = view.num_vertices();
@@ -93,9 +109,9 @@ impl PageRankDriver {
             p: Program {
                 damping: cfg.damping,
                 teleport,
-                rank: (0..n).map(|_| AtomicF64::new(start)).collect(),
+                rank: VertexArray::from_fn(backing, "pagerank-rank", n, |_| AtomicF64::new(start))?,
                 contrib: (0..n).map(|_| AtomicF64::new(0.0)).collect(),
-                next: (0..n).map(|_| AtomicF64::new(0.0)).collect(),
+                next: VertexArray::from_fn(backing, "pagerank-next", n, |_| AtomicF64::new(0.0))?,
                 step: Step::plain(0.0),
             },
             isolated,
@@ -191,13 +207,16 @@ impl Driver for PageRankDriver {
     fn activated<V: Vertices>(&mut self, _ops: &V, _next: VertexSubset) {}
 
     fn finish<V: Vertices>(self, _ops: &V) -> Output {
+        // The other arrays go first: the result is the only O(n) left.
+        let Program {
+            rank,
+            contrib,
+            next,
+            ..
+        } = self.p;
+        drop((contrib, next));
         Output {
-            rank: self
-                .p
-                .rank
-                .into_par_iter()
-                .map(AtomicF64::into_inner)
-                .collect(),
+            rank: rank.par_iter().map(AtomicF64::load).collect(),
             iterations: self.iterations,
             converged: self.converged,
             change: self.change,
