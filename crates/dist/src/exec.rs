@@ -324,6 +324,47 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
         self.talk(sent, |c| c.all_gather(&mine), |all| others(all, me))
     }
 
+    /// Every rank's values of its masters (`mine`: this rank's, in master
+    /// order), concatenated in rank order: one all-gather, none on one
+    /// rank. A peer's block of the wrong length, or holding a value that
+    /// fails `valid`, is refused as malformed `what`.
+    pub(crate) fn gather_master_values(
+        &self,
+        mine: Vec<f64>,
+        what: &str,
+        valid: impl Fn(f64) -> bool + Sync,
+    ) -> Result<Vec<f64>> {
+        if self.comm.size() == 1 {
+            return Ok(mine);
+        }
+        let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let all = self.gather(bytes).ok_or_else(|| self.collective_fault())?;
+        let cuts = self.part.cuts();
+        let value = |c: &[u8]| f64::from_le_bytes(c.try_into().unwrap_or([0xff; 8]));
+        let mut out = Vec::with_capacity(cuts.bounds().last().map_or(0, |&n| n as usize));
+        for (peer, b) in all.iter().enumerate() {
+            let ok = b.len() == 8 * cuts.range(peer).len()
+                && b.par_chunks_exact(8)
+                    .with_min_len(1024)
+                    .all(|c| valid(value(c)));
+            if !ok {
+                return Err(DistError::Malformed {
+                    rank: self.comm.rank(),
+                    peer,
+                    what: what.into(),
+                });
+            }
+            out.extend(b.chunks_exact(8).map(value));
+        }
+        Ok(out)
+    }
+
+    /// The recorded fault, or a generic one when a collective gave nothing.
+    pub(crate) fn collective_fault(&self) -> DistError {
+        self.fault()
+            .unwrap_or_else(|| DistError::Invalid("a collective failed".into()))
+    }
+
     /// `all_to_all` of `out`, counted; `None` after a fault.
     pub(crate) fn exchange(&self, out: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
         let me = self.comm.rank();

@@ -43,3 +43,18 @@ pub mod wcc;
 
 pub use error::{DistError, Result, RunError};
 pub use exec::{DistExecutor, StepStats};
+
+/// Test helpers shared by the modules' tests.
+#[cfg(test)]
+pub(crate) mod testutil {
+    /// `xorshift64` from `seed`, reduced below `m`.
+    pub(crate) fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |m| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        }
+    }
+}

@@ -289,8 +289,7 @@ pub fn run<C: Comm>(exec: &DistExecutor<'_, C>, cfg: &Config) -> Result<Output, 
 
 /// The recorded fault (a transport call returned nothing).
 fn fault<C: Comm>(exec: &DistExecutor<'_, C>) -> DistError {
-    exec.fault()
-        .unwrap_or_else(|| DistError::Invalid("a collective failed".into()))
+    exec.collective_fault()
 }
 
 /// The fused pass of a lone rank (see the module docs); its block sums
@@ -379,21 +378,9 @@ fn malformed<C: Comm>(exec: &DistExecutor<'_, C>, peer: usize, what: &str) -> Di
 /// Every rank's master ranks, concatenated in rank order (one all-gather;
 /// none on one rank).
 fn all_ranks<C: Comm>(exec: &DistExecutor<'_, C>, mine: Vec<f64>) -> Result<Vec<f64>, DistError> {
-    if exec.comm().size() == 1 {
-        return Ok(mine);
-    }
-    let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let all = exec.gather(bytes).ok_or_else(|| fault(exec))?;
-    let cuts = exec.part().cuts();
-    let mut out = Vec::with_capacity(exec.dist_view().num_vertices());
-    for (peer, b) in all.iter().enumerate() {
-        let want = cuts.range(peer).len();
-        if !valid_values(b, want) {
-            return Err(malformed(exec, peer, "the ranks of its masters"));
-        }
-        out.extend(b.chunks_exact(8).map(|c| f64_at(c, 0)));
-    }
-    Ok(out)
+    exec.gather_master_values(mine, "the ranks of its masters", |x| {
+        (0.0..=f64::MAX).contains(&x)
+    })
 }
 
 /// Whether `b` holds exactly `count` little-endian `f64`s, each finite

@@ -38,7 +38,7 @@
 use std::collections::BTreeMap;
 
 use plexus_engine::algo::sssp::{bucket, prepare, Config, Output, SsspDriver};
-use plexus_engine::program::{AtomicF64, GraphView};
+use plexus_engine::program::AtomicF64;
 use plexus_graph::VertexId;
 use rayon::prelude::*;
 
@@ -212,8 +212,7 @@ fn distances<C: Comm>(
 
 /// The recorded fault (a transport call returned nothing).
 fn fault<C: Comm>(exec: &DistExecutor<'_, C>) -> DistError {
-    exec.fault()
-        .unwrap_or_else(|| DistError::Invalid("a collective failed".into()))
+    exec.collective_fault()
 }
 
 /// Every rank's frontier pairs, in rank order, and the smallest bin any
@@ -286,34 +285,7 @@ fn all_distances<C: Comm>(
     exec: &DistExecutor<'_, C>,
     mine: Vec<f64>,
 ) -> Result<Vec<f64>, DistError> {
-    if exec.comm().size() == 1 {
-        return Ok(mine);
-    }
-    let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let all = exec.gather(bytes).ok_or_else(|| fault(exec))?;
-    let cuts = exec.part().cuts();
-    let mut out = Vec::with_capacity(exec.dist_view().num_vertices());
-    for (peer, b) in all.iter().enumerate() {
-        let ok = b.len() == 8 * cuts.range(peer).len()
-            && b.chunks_exact(8).all(|c| {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(c);
-                f64::from_le_bytes(w) >= 0.0
-            });
-        if !ok {
-            return Err(DistError::Malformed {
-                rank: exec.comm().rank(),
-                peer,
-                what: "the distances of its masters".into(),
-            });
-        }
-        out.extend(b.chunks_exact(8).map(|c| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            f64::from_le_bytes(w)
-        }));
-    }
-    Ok(out)
+    exec.gather_master_values(mine, "the distances of its masters", |d| d >= 0.0)
 }
 
 #[cfg(test)]

@@ -239,16 +239,7 @@ mod tests {
     use crate::comm::run_threads;
     use crate::DistExecutor;
 
-    /// `xorshift64` from `seed`, reduced below `m`.
-    fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
-        let mut x = seed;
-        move |m| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        }
-    }
+    use crate::testutil::rng;
 
     fn build(n: usize, edges: &[(VertexId, VertexId)], directed: bool, i: usize) -> Graph {
         let opts = BuildOptions {

@@ -10,16 +10,7 @@ use crate::comm::run_threads;
 use crate::error::RunError;
 use crate::DistExecutor;
 
-/// `xorshift64` from `seed`, reduced below `m`.
-fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
-    let mut x = seed;
-    move |m| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    }
-}
+use crate::testutil::rng;
 
 /// Random graphs of every kind (directed or not, duplicates kept or
 /// dropped, degree order or not), some with isolated vertices and sinks,
