@@ -370,7 +370,10 @@ impl JobManager {
                     let j = Arc::clone(&job);
                     let h = std::thread::Builder::new()
                         .name(format!("plexus-job-{id}"))
-                        .spawn(move || run_solo(&inner, j))
+                        .spawn(move || {
+                            run_solo(&inner, j);
+                            inner.prune();
+                        })
                         .map_err(|e| JobError::Threads(e.to_string()))?;
                     lock(&self.workers).push(h);
                 }
@@ -602,7 +605,12 @@ fn sequential_loop(inner: Arc<Inner>) {
             }
         };
         match job {
-            Some(j) => run_solo(&inner, j),
+            Some(j) => {
+                run_solo(&inner, j);
+                // The job's last reference besides the table is gone: an
+                // ended job nobody holds no longer pins its snapshot.
+                inner.prune();
+            }
             None => return,
         }
     }
