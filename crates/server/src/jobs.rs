@@ -758,6 +758,9 @@ fn run_task(t: Task) {
 /// The JSON of a job view, with its digest when asked (the web page's
 /// finished-job card).
 pub fn view_json(r: &JobRecord, with_digest: bool) -> Value {
+    // A job that has just ended has its summary once collected; the
+    // collector thread may not have come by yet.
+    r.collect();
     let digest = with_digest.then(|| r.digest());
     let mut v = serde_json::to_value(r.view()).unwrap_or(Value::Null);
     if let Some(d) = digest {
