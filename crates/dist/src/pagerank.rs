@@ -81,6 +81,21 @@ pub const MODE: &str = "pagerank-pull";
 /// mass of the vertices with edges, and its dangling part.
 type Sums = [f64; 4];
 
+/// Adds rank `y` of a vertex of out-degree `deg` (`lone`: without edges)
+/// to the mass sums of [`Sums`] (`[0]`, the change, is the caller's).
+#[inline(always)]
+fn add_mass(acc: &mut Sums, y: f64, deg: u32, lone: bool) {
+    if deg == 0 {
+        acc[1] += y;
+        if !lone {
+            acc[3] += y;
+        }
+    }
+    if !lone {
+        acc[2] += y;
+    }
+}
+
 /// What a rank's apply pass reads and never writes.
 struct Masters<'a> {
     /// The first master.
@@ -115,15 +130,7 @@ impl Masters<'_> {
         let (deg, lone) = (self.deg[i], self.lone[i]);
         acc[0] += (y - step.prior(lone, *rank, t)).abs();
         *rank = y;
-        if deg == 0 {
-            acc[1] += y;
-            if !lone {
-                acc[3] += y;
-            }
-        }
-        if !lone {
-            acc[2] += y;
-        }
+        add_mass(acc, y, deg, lone);
         *next = contribution::<f64>(y, deg as usize);
     }
 
@@ -136,16 +143,7 @@ impl Masters<'_> {
                 let mut acc = [0.0; 4];
                 for (k, &y) in xs.iter().enumerate() {
                     let i = b * BLOCK + k;
-                    let (deg, lone) = (self.deg[i], self.lone[i]);
-                    if deg == 0 {
-                        acc[1] += y;
-                        if !lone {
-                            acc[3] += y;
-                        }
-                    }
-                    if !lone {
-                        acc[2] += y;
-                    }
+                    add_mass(&mut acc, y, self.deg[i], self.lone[i]);
                 }
                 acc
             })
